@@ -1,0 +1,1 @@
+"""Environments for rlrep: DeepMind Control Suite tasks with pixel observations (`environments.dmc`)."""

@@ -1,0 +1,1 @@
+"""Launching rlrep programs: the `rlrep` command line and the run modes."""

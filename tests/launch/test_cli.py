@@ -1,0 +1,47 @@
+"""The `rlrep` command line: help, doctor, rollout, and errors for bad input."""
+
+import subprocess
+import sys
+
+import imageio.v2 as imageio
+import pytest
+
+from launch import cli
+
+
+def _rlrep(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "launch.cli", *args], capture_output=True, text=True,
+                        timeout=timeout)
+
+
+def test_help_lists_the_commands():
+  result = _rlrep("--help")
+  assert result.returncode == 0
+  assert "doctor" in result.stdout and "rollout" in result.stdout
+
+
+def test_doctor_passes_on_this_machine_and_reports_versions_render_and_devices():
+  result = _rlrep("doctor")
+  assert result.returncode == 0, result.stdout + result.stderr
+  for expected in ("tensorflow  2.15", "dm-reverb   0.14.0", "render      ok", "tf devices  CPU:0", "All checks passed"):
+    assert expected in result.stdout
+
+
+def test_rollout_writes_a_video_and_a_frame_strip(tmp_path):
+  assert cli.main(["rollout", "--task", "cartpole-swingup", "--steps", "12", "--size", "40",
+                   "--render-quality", "fast", "--out", str(tmp_path)]) == 0
+  frames = imageio.mimread(tmp_path / "rollout.mp4")
+  assert len(frames) == 13 and frames[0].shape == (40, 40, 3)
+  strip = imageio.imread(tmp_path / "rollout_strip.png")
+  assert strip.shape == (40, 40 * 8, 3) and strip.std() > 5
+
+
+def test_bad_task_is_a_clear_error_with_exit_code_2(capsys):
+  assert cli.main(["rollout", "--task", "cheetah-rnu", "--out", "unused"]) == 2
+  assert "Did you mean cheetah-run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("steps", ["0", "-3"])
+def test_rollout_refuses_non_positive_steps(steps, capsys):
+  assert cli.main(["rollout", "--steps", steps, "--out", "unused"]) == 2
+  assert "steps must be >= 1" in capsys.readouterr().err
