@@ -13,12 +13,11 @@ import difflib
 
 import dm_env
 
+from dm_control import suite
+
+from environments import GL_BACKEND  # noqa: F401  (importing the package chose MUJOCO_GL before dm_control)
 from environments import rendering
 from environments import wrappers
-
-GL_BACKEND = rendering.configure_gl_backend()  # must precede the first dm_control import
-
-from dm_control import suite  # noqa: E402  (needs MUJOCO_GL set above)
 
 MAX_SIZE = 1024
 # The pixel-RL literature (PlaNet, DrQ, DMC tech report) views quadrupeds from camera 2, all else from 0.
@@ -100,6 +99,7 @@ def load(name: str, *, pixels: bool = True, size: int = 84, camera: int | str | 
   base = suite.load(domain, task, task_kwargs=task_kwargs, environment_kwargs={"flat_observation": False})
   camera = default_camera(domain) if camera is None else camera
   if pixels:
+    rendering.require_gl_backend()
     _check_camera(base.physics, camera)
     rendering.apply_render_quality(base.physics, render_quality, size, size)
   env: dm_env.Environment = wrappers.ActionRepeat(base, action_repeat)

@@ -73,15 +73,34 @@ def select_gl_backend(environ: dict[str, str] | None = None) -> str:
       "State-feature environments (pixels=False) do not need either.")
 
 
-def configure_gl_backend() -> str:
-  """Selects the backend for this process once, before dm_control is imported, and logs the choice."""
+def configure_gl_backend() -> str | None:
+  """Selects the backend for this process before dm_control is imported, and logs the choice.
+
+  Returns None when no headless library exists: state-feature environments still work, and loading a
+  pixel environment raises `GLUnavailableError` with the install command (`require_gl_backend`).
+  """
+  global _UNAVAILABLE
   if "dm_control._render" in sys.modules:
     backend = os.environ.get("MUJOCO_GL", "glfw (dm_control's default)")
     logging.warning("dm_control was imported before rlrep chose a GL backend; using MUJOCO_GL=%s.", backend)
     return backend
-  backend = select_gl_backend()
+  try:
+    backend = select_gl_backend()
+  except GLUnavailableError as error:
+    _UNAVAILABLE = error
+    logging.warning("%s", error)
+    return None
   logging.info("MuJoCo rendering backend: %s", backend)
   return backend
+
+
+_UNAVAILABLE: GLUnavailableError | None = None
+
+
+def require_gl_backend() -> None:
+  """Raises the install instructions when `configure_gl_backend` found no headless GL library."""
+  if _UNAVAILABLE is not None:
+    raise _UNAVAILABLE
 
 
 def apply_render_quality(physics, quality: str, width: int, height: int) -> None:
