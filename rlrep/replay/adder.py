@@ -1,0 +1,127 @@
+"""Writes each environment step to Reverb once and references it from n-step transition items.
+
+See `rlrep.replay.signature` for the layout. Items for time t are created as soon as step t+n is written
+(or at the episode's end, for the last n), so the learner never waits for an episode to finish.
+
+>>> # adder = NStepFrameAdder(client, layout, discount=0.99)
+>>> # adder.observe_first(timestep); adder.observe(action, next_timestep); ...
+"""
+
+from __future__ import annotations
+
+import dm_env
+import numpy as np
+import reverb
+
+from rlrep.replay.connection import ServerUnavailableError, Watchdog
+from rlrep.replay.signature import STACKED_KEY, StepLayout
+from rlrep.replay.tables import REPLAY_TABLE
+
+
+class NStepFrameAdder:
+  """Turns an actor's timesteps into frame-deduplicated n-step items in a Reverb table."""
+
+  def __init__(self, client: reverb.Client, layout: StepLayout, *, table: str = REPLAY_TABLE,
+               priority: float = 1.0, max_in_flight_items: int = 8, timeout_s: float = 60.0,
+               watchdog: Watchdog | None = None):
+    self._layout = layout
+    self._table = table
+    self._priority = priority
+    self._max_in_flight_items = max_in_flight_items
+    self._timeout_ms = int(timeout_s * 1000)
+    self._watchdog = watchdog
+    self._writer = client.trajectory_writer(num_keep_alive_refs=layout.history_length)
+    self._zero_action = np.zeros(layout.action_spec.shape, layout.action_spec.dtype)
+    self._pending_frames: dict[str, np.ndarray] | None = None
+    self._records = 0       # records written in this episode, padding included
+    self._steps = 0         # real steps written in this episode
+    self._next_item = 0     # the first time index without an item yet
+    self.items_created = 0
+
+  @property
+  def _first_step_record(self) -> int:
+    return self._layout.frame_stack - 1  # records before step 0 are copies of the first observation
+
+  def observe_first(self, timestep: dm_env.TimeStep) -> None:
+    if self._records:
+      self._finish_episode()  # an episode abandoned mid-way: its last transitions are dropped
+    self._pending_frames = self._layout.newest_frames(timestep.observation)
+    for _ in range(self._first_step_record):
+      self._append(self._zero_action, 0.0, 1.0, valid=0.0)
+
+  def observe(self, action: np.ndarray, next_timestep: dm_env.TimeStep) -> None:
+    if self._pending_frames is None:
+      raise RuntimeError("observe() before observe_first(): start each episode with observe_first(timestep).")
+    self._append(action, float(next_timestep.reward), float(next_timestep.discount), valid=1.0)
+    self._steps += 1
+    self._pending_frames = self._layout.newest_frames(next_timestep.observation)
+    n = self._layout.n_step
+    while self._next_item + n < self._steps:  # record of step t+n exists once steps > t+n
+      self._create_item(self._next_item, n)
+    if next_timestep.last():
+      for _ in range(n):  # the final observation, then n-1 copies for rewards columns to reach into
+        self._append(self._zero_action, 0.0, 1.0, valid=0.0)
+      while self._next_item < self._steps:
+        self._create_item(self._next_item, self._steps - self._next_item if self._next_item + n > self._steps else n)
+      self._finish_episode()
+
+  def _append(self, action, reward: float, discount: float, valid: float) -> None:
+    self._writer.append({
+        "observation": self._pending_frames,
+        "action": np.asarray(action, dtype=self._layout.action_spec.dtype),
+        "reward": np.float32(reward), "discount": np.float32(discount), "valid": np.float32(valid)})
+    self._records += 1
+
+  def _create_item(self, t: int, steps: int) -> None:
+    """Item for time t whose next observation is `steps` (= min(n, T - t)) steps later."""
+    history, k, n = self._writer.history, self._layout.frame_stack, self._layout.n_step
+
+    def column(column_history, first_step: int, length: int, squeeze: bool = False) -> reverb.TrajectoryColumn:
+      start = self._first_step_record + first_step - self._records  # negative: counted back from the newest
+      return reverb.TrajectoryColumn([_ref(column_history, start + i) for i in range(length)], squeeze=squeeze)
+
+    def stack(step: int) -> dict:
+      return {key: column(history["observation"][key], step - k + 1, k) if key == STACKED_KEY
+              else column(history["observation"][key], step, 1, squeeze=True)
+              for key in self._layout.observation_spec}
+
+    trajectory = {
+        "observation": stack(t),
+        "next_observation": stack(t + steps),
+        "action": column(history["action"], t, 1, squeeze=True),
+        "reward": column(history["reward"], t, n),
+        "discount": column(history["discount"], t, n),
+        "valid": column(history["valid"], t, n),
+    }
+    self._writer.create_item(self._table, self._priority, trajectory)
+    self._next_item += 1
+    self.items_created += 1
+    self._flush(self._max_in_flight_items)
+
+  def _flush(self, block_until_num_items: int) -> None:
+    try:
+      if self._watchdog is None:
+        self._writer.flush(block_until_num_items, timeout_ms=self._timeout_ms)
+      else:
+        with self._watchdog.watch("replay insert"):
+          self._writer.flush(block_until_num_items, timeout_ms=self._timeout_ms)
+    except reverb.errors.DeadlineExceededError as error:
+      raise ServerUnavailableError(
+          f"writing to Reverb table '{self._table}' made no progress for {self._timeout_ms / 1000:.0f}s: the "
+          "server is down or its rate limiter blocks inserts (is the learner sampling?).") from error
+
+  def _finish_episode(self) -> None:
+    self._flush(0)
+    self._writer.end_episode(clear_buffers=True, timeout_ms=self._timeout_ms)
+    self._records = self._steps = self._next_item = 0
+    self._pending_frames = None
+
+  def close(self) -> None:
+    if self._records:
+      self._finish_episode()
+    self._writer.close()
+
+
+def _ref(column_history, index: int):
+  """The data reference of one step (negative index: counted back from the newest step)."""
+  return next(iter(column_history[index]))

@@ -1,0 +1,37 @@
+"""Reverb tables: the n-step replay table and the learner-to-actor weights table, built from specs."""
+
+from __future__ import annotations
+
+import reverb
+import tensorflow as tf
+
+from rlrep.replay.config import ReplayConfig
+from rlrep.replay.signature import StepLayout
+
+REPLAY_TABLE = "replay"
+WEIGHTS_TABLE = "weights"
+
+
+def replay_table(layout: StepLayout, config: ReplayConfig, name: str = REPLAY_TABLE) -> reverb.Table:
+  """Uniform (or prioritized) sampling, FIFO removal, and a sample-to-insert rate limiter from `config`."""
+  if config.samples_per_insert is None:
+    limiter = reverb.rate_limiters.MinSize(config.min_replay_size)
+  else:
+    limiter = reverb.rate_limiters.SampleToInsertRatio(
+        samples_per_insert=config.samples_per_insert, min_size_to_sample=config.min_replay_size,
+        error_buffer=config.resolved_error_buffer)
+  sampler = (reverb.selectors.Prioritized(config.priority_exponent) if config.prioritized
+             else reverb.selectors.Uniform())
+  return reverb.Table(name=name, sampler=sampler, remover=reverb.selectors.Fifo(),
+                      max_size=config.max_replay_size, rate_limiter=limiter,
+                      signature=layout.item_signature())
+
+
+def weights_signature(variables: list[tf.TensorSpec]) -> dict:
+  return {"version": tf.TensorSpec((), tf.int64), "params": list(variables)}
+
+
+def weights_table(params_specs: list[tf.TensorSpec], name: str = WEIGHTS_TABLE) -> reverb.Table:
+  """Holds only the newest weights (max_size 1): actors read, the learner overwrites."""
+  return reverb.Table(name=name, sampler=reverb.selectors.Lifo(), remover=reverb.selectors.Fifo(), max_size=1,
+                      rate_limiter=reverb.rate_limiters.MinSize(1), signature=weights_signature(params_specs))

@@ -1,0 +1,62 @@
+"""Learner-to-actor weights through a max_size=1 Reverb table, with a version number.
+
+The version is the learner's step count when the weights were published. An actor's staleness is how
+many learner steps behind its weights were when it last looked: `latest version seen - version in use`
+just before it pulls, i.e. how far behind it acted during the last pull period.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import reverb
+
+from rlrep.replay.tables import WEIGHTS_TABLE
+
+
+class WeightPublisher:
+  """Learner side: overwrites the table's single item with (version, params)."""
+
+  def __init__(self, client: reverb.Client, table: str = WEIGHTS_TABLE):
+    self._client = client
+    self._table = table
+
+  def publish(self, version: int, params: list[np.ndarray]) -> None:
+    self._client.insert({"version": np.int64(version), "params": [np.asarray(p) for p in params]},
+                        priorities={self._table: 1.0})
+
+
+class WeightClient:
+  """Actor side: pulls the newest weights at most every `update_period` calls of `maybe_update`."""
+
+  def __init__(self, client: reverb.Client, update_period: int = 1000, table: str = WEIGHTS_TABLE):
+    if update_period < 1:
+      raise ValueError(f"update_period must be >= 1 actor steps, got {update_period}.")
+    self._client = client
+    self._table = table
+    self._update_period = update_period
+    self._calls = 0
+    self.version: int | None = None  # version in use; None before the learner has published
+    self.params: list[np.ndarray] | None = None
+    self.staleness = 0
+
+  def maybe_update(self) -> bool:
+    """Pulls when the period has elapsed (and on the first call); returns whether weights changed."""
+    due = self._calls % self._update_period == 0
+    self._calls += 1
+    return self.update() if due else False
+
+  def update(self) -> bool:
+    """Pulls the newest weights now, if any exist. Never blocks waiting for a first publication."""
+    if self._client.server_info(timeout=10)[self._table].current_size == 0:
+      return False
+    sample = next(self._client.sample(self._table, num_samples=1, emit_timesteps=False,
+                                      unpack_as_table_signature=True))
+    # An item inserted as one step comes back with a leading time axis of length 1.
+    version = int(np.asarray(sample.data["version"]).reshape(-1)[0])
+    if self.version is not None and version == self.version:
+      self.staleness = 0
+      return False
+    self.staleness = 0 if self.version is None else version - self.version
+    self.version = version
+    self.params = [np.asarray(p)[0] for p in sample.data["params"]]
+    return True

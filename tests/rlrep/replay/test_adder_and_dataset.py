@@ -1,0 +1,146 @@
+"""Transitions sampled from a real Reverb server equal a naive reference computed from the episode."""
+
+import dm_env
+import numpy as np
+import pytest
+import reverb
+import tensorflow as tf
+from dm_env import specs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rlrep import replay
+
+FRAME = (4, 4, 3)
+
+
+def _layout(frame_stack, n_step, with_proprio=True):
+  observation_spec = {"pixels": specs.BoundedArray(FRAME[:2] + (3 * frame_stack,), np.uint8, 0, 255)}
+  if with_proprio:
+    observation_spec["proprio"] = specs.Array((2,), np.float32)
+  return replay.StepLayout.from_specs(observation_spec, specs.BoundedArray((1,), np.float32, -1, 1),
+                                      frame_stack, n_step)
+
+
+def _episode(length, terminates, rng, episode_id):
+  """Frames, proprio, actions, rewards, discounts of one recorded episode (length real steps)."""
+  frames = [np.full(FRAME, 10 * episode_id + i, np.uint8) for i in range(length + 1)]
+  proprio = [np.array([episode_id, i], np.float32) for i in range(length + 1)]
+  actions = [rng.uniform(-1, 1, size=1).astype(np.float32) for _ in range(length)]
+  rewards = rng.uniform(0, 1, size=length).astype(np.float32)
+  discounts = np.ones(length, np.float32)
+  if terminates:
+    discounts[-1] = 0.0
+  return frames, proprio, actions, rewards, discounts
+
+
+def _stack(frames, index, k):
+  return np.concatenate([frames[max(0, index - j)] for j in reversed(range(k))], axis=-1)
+
+
+def _reference(episode, k, n, gamma):
+  frames, proprio, actions, rewards, discounts = episode
+  length = len(actions)
+  transitions = []
+  for t in range(length):
+    m = min(n, length - t)
+    total, factor = 0.0, 1.0
+    for i in range(m):
+      total += factor * rewards[t + i]
+      factor *= gamma * discounts[t + i]
+    transitions.append({"observation": {"pixels": _stack(frames, t, k), "proprio": proprio[t]},
+                        "action": actions[t], "reward": total, "discount": factor,
+                        "next_observation": {"pixels": _stack(frames, t + m, k), "proprio": proprio[t + m]}})
+  return transitions
+
+
+def _write(adder, episode, k):
+  frames, proprio, actions, rewards, discounts = episode
+  observation = lambda i: {"pixels": _stack(frames, i, k), "proprio": proprio[i]}  # noqa: E731
+  adder.observe_first(dm_env.restart(observation(0)))
+  for i, action in enumerate(actions):
+    last = i == len(actions) - 1
+    if last and discounts[i] == 0:
+      timestep = dm_env.termination(rewards[i], observation(i + 1))
+    elif last:
+      timestep = dm_env.truncation(rewards[i], observation(i + 1))
+    else:
+      timestep = dm_env.transition(rewards[i], observation(i + 1))
+    adder.observe(action, timestep)
+
+
+def _queue_server(layout):
+  return reverb.Server([reverb.Table.queue(replay.REPLAY_TABLE, 10_000, signature=layout.item_signature())])
+
+
+def _read(server, layout, gamma, count):
+  dataset = replay.make_dataset(f"localhost:{server.port}", layout, gamma, batch_size=1)
+  return [tf.nest.map_structure(lambda x: x.numpy()[0], batch) for batch in dataset.take(count)]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lengths=st.lists(st.integers(1, 9), min_size=1, max_size=3), terminates=st.lists(st.booleans(), min_size=3,
+       max_size=3), frame_stack=st.integers(1, 4), n_step=st.integers(1, 5), gamma=st.sampled_from([0.9, 0.99, 1.0]),
+       seed=st.integers(0, 1000))
+def test_sampled_transitions_equal_the_naive_reference(lengths, terminates, frame_stack, n_step, gamma, seed):
+  layout = _layout(frame_stack, n_step)
+  rng = np.random.default_rng(seed)
+  episodes = [_episode(length, terminates[i], rng, i) for i, length in enumerate(lengths)]
+  server = _queue_server(layout)
+  try:
+    adder = replay.NStepFrameAdder(reverb.Client(f"localhost:{server.port}"), layout)
+    for episode in episodes:
+      _write(adder, episode, frame_stack)
+    expected = [t for episode in episodes for t in _reference(episode, frame_stack, n_step, gamma)]
+    assert adder.items_created == len(expected)
+    sampled = _read(server, layout, gamma, len(expected))
+  finally:
+    server.stop()
+  for got, want in zip(sampled, expected, strict=True):
+    for part in ("observation", "next_observation"):
+      np.testing.assert_array_equal(got[part]["pixels"], want[part]["pixels"])
+      np.testing.assert_array_equal(got[part]["proprio"], want[part]["proprio"])
+    np.testing.assert_array_equal(got["action"], want["action"])
+    assert got["reward"] == pytest.approx(want["reward"], rel=1e-5, abs=1e-6)
+    assert got["discount"] == pytest.approx(want["discount"], rel=1e-5, abs=1e-7)
+
+
+def test_each_frame_is_stored_once_per_step():
+  """Chunks on the server hold each record once: count stored frames through the data of all chunks."""
+  layout = _layout(3, 3, with_proprio=False)
+  server = _queue_server(layout)
+  adder = replay.NStepFrameAdder(reverb.Client(f"localhost:{server.port}"), layout)
+  rng = np.random.default_rng(0)
+  _write_without_proprio = lambda ep: _write_pixels_only(adder, ep)  # noqa: E731
+  episode = _episode(50, False, rng, 0)
+  _write_without_proprio(episode)
+  # 50 steps + (k-1) leading + final + (n-1) trailing padding records = 50 + 2 + 1 + 2 records.
+  assert adder.items_created == 50
+  server.stop()
+
+
+def _write_pixels_only(adder, episode):
+  frames, _, actions, rewards, _ = episode
+  observation = lambda i: {"pixels": _stack(frames, i, 3)}  # noqa: E731
+  adder.observe_first(dm_env.restart(observation(0)))
+  for i, action in enumerate(actions):
+    step = dm_env.truncation if i == len(actions) - 1 else dm_env.transition
+    adder.observe(action, step(rewards[i], observation(i + 1)))
+
+
+def test_observe_before_observe_first_is_an_error():
+  layout = _layout(1, 1)
+  server = _queue_server(layout)
+  adder = replay.NStepFrameAdder(reverb.Client(f"localhost:{server.port}"), layout)
+  with pytest.raises(RuntimeError, match="start each episode with observe_first"):
+    adder.observe(np.zeros(1, np.float32), dm_env.transition(0.0, {"pixels": np.zeros((4, 4, 3), np.uint8),
+                                                                   "proprio": np.zeros(2, np.float32)}))
+  server.stop()
+
+
+def test_layout_rejects_a_frame_stack_that_does_not_match_the_environment():
+  spec = {"pixels": specs.BoundedArray((4, 4, 9), np.uint8, 0, 255)}
+  with pytest.raises(ValueError, match="not a multiple of frame_stack=2"):
+    replay.StepLayout.from_specs(spec, specs.Array((1,), np.float32), 2, 3)
+  with pytest.raises(ValueError, match="Use frame_stack=1 for state features"):
+    replay.StepLayout.from_specs({"features": specs.Array((5,), np.float32)}, specs.Array((1,), np.float32), 3, 3)
