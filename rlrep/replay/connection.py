@@ -11,6 +11,7 @@ the job's own processes (loopback locally, a network policy on a cluster).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import threading
 import time
@@ -74,6 +75,7 @@ class Watchdog:
     self._threshold_s = threshold_s
     self._logger = logger or logging.getLogger("rlrep.replay")
     self._active: dict[int, tuple[str, float]] = {}
+    self._tokens = itertools.count()
     self._lock = threading.Lock()
     self._stop = threading.Event()
     self._thread = threading.Thread(target=self._run, name="reverb-watchdog", daemon=True)
@@ -82,8 +84,8 @@ class Watchdog:
 
   @contextlib.contextmanager
   def watch(self, operation: str) -> Iterator[None]:
-    token = id(object())
     with self._lock:
+      token = next(self._tokens)
       self._active[token] = (operation, time.monotonic())
     try:
       yield

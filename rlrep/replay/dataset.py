@@ -34,10 +34,16 @@ def item_to_transition(item: dict, layout: StepLayout, discount: float) -> dict:
 
 
 def make_dataset(server_address: str, layout: StepLayout, discount: float, batch_size: int, *,
-                 table: str = REPLAY_TABLE, prefetch: int = 2) -> tf.data.Dataset:
-  """Batches of `batch_size` transitions sampled from `table`."""
+                 table: str = REPLAY_TABLE, prefetch: int = 2,
+                 end_after_idle_s: float | None = None) -> tf.data.Dataset:
+  """Batches of `batch_size` transitions sampled from `table`.
+
+  Training waits as long as the rate limiter says (`end_after_idle_s=None`). With a number, the dataset
+  ends once no sample has been allowed for that long: for draining a table, e.g. in evaluation and tests.
+  """
   samples = reverb.TrajectoryDataset(
       server_address=server_address, table=table, max_in_flight_samples_per_worker=2 * batch_size,
+      rate_limiter_timeout_ms=-1 if end_after_idle_s is None else int(end_after_idle_s * 1000),
       dtypes=tf.nest.map_structure(lambda s: s.dtype, layout.item_signature()),
       shapes=tf.nest.map_structure(lambda s: s.shape, layout.item_signature()))
   transitions = samples.map(lambda sample: item_to_transition(sample.data, layout, discount),

@@ -1,0 +1,58 @@
+"""Weights go learner -> actor through a real one-item Reverb table, with versions and staleness."""
+
+import numpy as np
+import pytest
+import reverb
+import tensorflow as tf
+
+from rlrep import replay
+
+
+@pytest.fixture
+def client():
+  server = reverb.Server([replay.weights_table([tf.TensorSpec((2, 3), tf.float32), tf.TensorSpec((), tf.int32)])])
+  yield reverb.Client(f"localhost:{server.port}")
+  server.stop()
+
+
+def _params(value):
+  return [np.full((2, 3), value, np.float32), np.int32(value)]
+
+
+def test_round_trip_keeps_values_dtypes_and_version(client):
+  replay.WeightPublisher(client).publish(7, _params(1.5))
+  weights = replay.WeightClient(client)
+  assert weights.update()
+  assert weights.version == 7
+  np.testing.assert_array_equal(weights.params[0], np.full((2, 3), 1.5, np.float32))
+  assert weights.params[1].dtype == np.int32 and weights.params[1] == 1
+
+
+def test_nothing_published_yet_does_not_block(client):
+  weights = replay.WeightClient(client)
+  assert not weights.update()
+  assert weights.version is None and weights.params is None
+
+
+def test_only_the_newest_weights_are_kept_and_staleness_counts_learner_steps(client):
+  publisher, weights = replay.WeightPublisher(client), replay.WeightClient(client, update_period=3)
+  publisher.publish(100, _params(1))
+  assert weights.maybe_update()            # call 0: due
+  publisher.publish(150, _params(2))
+  publisher.publish(180, _params(3))
+  assert not weights.maybe_update()        # calls 1, 2: not due
+  assert not weights.maybe_update()
+  assert weights.version == 100
+  assert weights.maybe_update()            # call 3: due, skips straight to the newest
+  assert weights.version == 180 and weights.staleness == 80
+  assert weights.params[1] == 3
+  assert not weights.maybe_update() and weights.staleness == 80  # stays until the next pull
+  for _ in range(2):
+    weights.maybe_update()
+  assert not weights.maybe_update()        # due, nothing new: up to date
+  assert weights.staleness == 0
+
+
+def test_update_period_must_be_positive(client):
+  with pytest.raises(ValueError, match="update_period must be >= 1"):
+    replay.WeightClient(client, update_period=0)

@@ -1,0 +1,82 @@
+"""The actor loop against a real dm_control environment and a real Reverb server."""
+
+import numpy as np
+import pytest
+import reverb
+import tensorflow as tf
+
+from environments import dmc
+from rlrep import acting, replay
+
+
+def _setup(frame_stack=2, n_step=2):
+  environment = dmc.load("cartpole-balance", size=16, frame_stack=frame_stack, action_repeat=2,
+                         render_quality="fast", seed=0, time_limit=0.2)  # 0.2 s = 20 physics steps = 10 agent steps
+  layout = replay.StepLayout.from_specs(environment.observation_spec(), environment.action_spec(), frame_stack,
+                                        n_step)
+  config = replay.ReplayConfig(batch_size=1, samples_per_insert=None, min_replay_size=1, max_replay_size=1000,
+                               frame_stack=frame_stack, n_step=n_step)
+  server = reverb.Server([replay.replay_table(layout, config),
+                          replay.weights_table([tf.TensorSpec((1,), tf.float32)])])
+  client = reverb.Client(f"localhost:{server.port}")
+  return environment, layout, server, client
+
+
+def _policy(params, observation, rng):
+  """Acts with the published 'weight' plus noise, so tests can see which weights were used."""
+  assert observation["pixels"].shape == (16, 16, 6)
+  return np.clip(params[0] + rng.normal(0, 0.1, size=1), -1, 1).astype(np.float32)
+
+
+def test_actor_writes_every_step_and_counts_frames_episodes_and_returns():
+  environment, layout, server, client = _setup()
+  episodes = []
+  actor = acting.Actor(environment, _policy, replay.NStepFrameAdder(client, layout),
+                       replay.WeightClient(client, update_period=5), [np.zeros(1, np.float32)], seed=1,
+                       episode_callback=lambda stats: episodes.append((stats.last_return, stats.last_length)))
+  stats = actor.run(num_steps=30)
+  table_size = client.server_info()[replay.REPLAY_TABLE].current_size
+  server.stop()
+  assert stats.steps == 30 and stats.frames == 60
+  assert stats.episodes == 3 and [length for _, length in episodes] == [10, 10, 10]
+  assert all(0 < ret <= 20 for ret, _ in episodes)  # at most 1 per frame, 2 frames per agent step
+  assert table_size == 30  # one n-step item per agent step
+  assert stats.frames_per_second > 0
+  assert stats.weights_version is None  # nothing published: the initial params were used
+
+
+def test_actor_pulls_published_weights_and_reports_staleness():
+  environment, layout, server, client = _setup()
+  publisher = replay.WeightPublisher(client)
+  publisher.publish(10, [np.full(1, 0.5, np.float32)])
+  weights = replay.WeightClient(client, update_period=4)
+  actions = []
+
+  def recording_policy(params, observation, rng):
+    actions.append(float(params[0][0]))
+    return _policy(params, observation, rng)
+
+  actor = acting.Actor(environment, recording_policy, replay.NStepFrameAdder(client, layout), weights,
+                       [np.zeros(1, np.float32)])
+  actor.run(num_steps=4)
+  publisher.publish(25, [np.full(1, -0.5, np.float32)])
+  stats = actor.run(num_steps=4)
+  server.stop()
+  assert actions == [0.5] * 4 + [-0.5] * 4
+  assert stats.weights_version == 25 and stats.weights_staleness == 15
+
+
+def test_actor_stops_when_asked():
+  environment, layout, server, client = _setup()
+  actor = acting.Actor(environment, _policy, replay.NStepFrameAdder(client, layout), replay.WeightClient(client),
+                       [np.zeros(1, np.float32)])
+  calls = iter(range(100))
+  stats = actor.run(should_stop=lambda: next(calls) >= 7)
+  server.stop()
+  assert stats.steps == 7
+
+
+def test_layout_must_match_the_environment():
+  environment = dmc.load("cartpole-balance", size=16, frame_stack=3, render_quality="fast")
+  with pytest.raises(ValueError, match="not a multiple of frame_stack=2"):
+    replay.StepLayout.from_specs(environment.observation_spec(), environment.action_spec(), 2, 1)
