@@ -1,0 +1,192 @@
+"""The D4PG update, written for one device and replicated by rlrep.
+
+`update(state, batch, config)` is an ordinary single-device training step: per-replica mean losses,
+`rlrep.wrap_optimizer` optimizers (which average gradients across replicas exactly once) and metrics
+through `rlrep.all_mean`. `Learner` runs it with any `rlrep.Replicator`: 1 CPU, N logical CPUs, GPUs or
+TPU cores, unchanged.
+
+Critic: the n-step target distribution, r + discount * z under the target networks at the target policy's
+action, projected onto the fixed atoms z (`categorical_projection`), and a cross-entropy loss. It trains the
+encoder too. Policy: maximise the critic's expected value of its action, with the encoder's output held
+fixed. Targets: periodic copies, or Polyak averaging when `target_update_tau > 0`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+import tensorflow as tf
+from dm_env import specs
+
+import rlrep
+from agents.d4pg.config import D4PGConfig
+from agents.d4pg.networks import Networks, make_networks
+
+SHIFT_PAD = 4
+
+
+def categorical_projection(target_atoms: tf.Tensor, target_probs: tf.Tensor, atoms: tf.Tensor) -> tf.Tensor:
+  """Projects a distribution on `target_atoms` [B, A'] (probabilities `target_probs`) onto the fixed,
+  evenly spaced `atoms` [A], as in C51/D4PG: mass outside [atoms[0], atoms[-1]] moves to the edge atom,
+  mass between two atoms is split between them in proportion to closeness.
+
+  >>> atoms = tf.constant([0.0, 1.0, 2.0])
+  >>> categorical_projection(tf.constant([[0.25, 5.0]]), tf.constant([[0.5, 0.5]]), atoms).numpy()
+  array([[0.375, 0.125, 0.5  ]], dtype=float32)
+  """
+  spacing = atoms[1] - atoms[0]
+  clipped = tf.clip_by_value(target_atoms, atoms[0], atoms[-1])
+  # weight of target atom i on fixed atom j: 1 - |z'_i - z_j| / spacing, floored at 0
+  closeness = 1.0 - tf.abs(clipped[:, :, None] - atoms[None, None, :]) / spacing
+  return tf.reduce_sum(target_probs[:, :, None] * tf.clip_by_value(closeness, 0.0, 1.0), axis=1)
+
+
+def random_shift(images: tf.Tensor, seed: tf.Tensor, pad: int = SHIFT_PAD) -> tf.Tensor:
+  """Shifts every image by up to `pad` pixels each way (edge pixels repeated), as DrQ's augmentation.
+
+  Deterministic given `seed` (a stateless RNG seed of shape [2]), so a restored learner repeats it exactly.
+  """
+  batch, height, width = tf.shape(images)[0], images.shape[1], images.shape[2]
+  padded = tf.pad(images, [[0, 0], [pad, pad], [pad, pad], [0, 0]], mode="SYMMETRIC")
+  offsets = tf.random.stateless_uniform([batch, 2], seed, minval=0, maxval=2 * pad + 1, dtype=tf.int32)
+  rows = offsets[:, :1] + tf.range(height)[None, :]
+  cols = offsets[:, 1:] + tf.range(width)[None, :]
+  shifted = tf.gather(padded, rows, axis=1, batch_dims=1)
+  return tf.gather(shifted, cols, axis=2, batch_dims=1)
+
+
+class LearnerState(tf.Module):
+  """Everything a learner checkpoint holds: networks, target networks, optimizers and the step counter."""
+
+  def __init__(self, observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
+               config: D4PGConfig):
+    super().__init__(name="d4pg_learner")
+    tf.keras.utils.set_random_seed(config.seed)  # network initialisation
+    self.online = _as_module(make_networks(observation_spec, action_spec, config))
+    # Targets change only by copying: one replica's value is taken (all replicas hold the same).
+    with tf.variable_creator_scope(_first_replica_aggregation):
+      self.target = _as_module(make_networks(observation_spec, action_spec, config))
+      self.num_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="num_steps")
+    for target, online in zip(self.target.variables, self.online.variables, strict=True):
+      target.assign(online)
+
+    def adam():
+      clip = {"global_clipnorm": config.max_gradient_norm} if config.max_gradient_norm else {}
+      return rlrep.wrap_optimizer(tf.keras.optimizers.Adam(config.learning_rate, **clip))
+
+    self.critic_optimizer, self.policy_optimizer = adam(), adam()
+    self.critic_variables = list(self.online.encoder.trainable_variables) + list(
+        self.online.critic.trainable_variables)
+    self.policy_variables = list(self.online.policy.trainable_variables)
+    # Create optimizer slots now (outside any replicated step) so checkpoints always have the same shape.
+    self.critic_optimizer.build(self.critic_variables)
+    self.policy_optimizer.build(self.policy_variables)
+
+  @property
+  def networks(self) -> Networks:
+    return self.online.networks
+
+  @property
+  def target_networks(self) -> Networks:
+    return self.target.networks
+
+
+def _as_module(networks: Networks) -> tf.Module:
+  module = tf.Module()
+  module.encoder, module.policy, module.critic = networks.encoder, networks.policy, networks.critic
+  module.networks = networks
+  return module
+
+
+def _first_replica_aggregation(next_creator, **kwargs):
+  kwargs["aggregation"] = tf.VariableAggregation.ONLY_FIRST_REPLICA
+  return next_creator(**kwargs)
+
+
+def update(state: LearnerState, batch: dict, config: D4PGConfig) -> dict[str, tf.Tensor]:
+  """One D4PG learner step on this replica's part of the batch; returns metrics averaged over replicas."""
+  online, target = state.networks, state.target_networks
+  observation, next_observation = batch["observation"], batch["next_observation"]
+  if config.augment and "pixels" in observation:
+    # A different shift per replica and step, reproducible from the step counter.
+    stream = state.num_steps * rlrep.num_replicas() + tf.cast(rlrep.replica_id(), tf.int64)
+    observation = {**observation, "pixels": random_shift(observation["pixels"], _seed(config, stream, 0))}
+    next_observation = {**next_observation,
+                        "pixels": random_shift(next_observation["pixels"], _seed(config, stream, 1))}
+  action = tf.cast(batch["action"], tf.float32)
+
+  next_features = target.encoder(next_observation)
+  next_logits = target.critic(next_features, target.policy(next_features))
+  target_atoms = batch["reward"][:, None] + batch["discount"][:, None] * target.critic.atoms[None, :]
+  target_probs = tf.stop_gradient(categorical_projection(target_atoms, tf.nn.softmax(next_logits),
+                                                         online.critic.atoms))
+
+  with tf.GradientTape(persistent=True) as tape:
+    features = online.encoder(observation)
+    logits = online.critic(features, action)
+    critic_loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=target_probs, logits=logits))
+    fixed_features = tf.stop_gradient(features)
+    policy_q = online.critic.expected_value(online.critic(fixed_features, online.policy(fixed_features)))
+    policy_loss = -tf.reduce_mean(policy_q)
+  state.critic_optimizer.apply_gradients(zip(tape.gradient(critic_loss, state.critic_variables),
+                                             state.critic_variables))
+  state.policy_optimizer.apply_gradients(zip(tape.gradient(policy_loss, state.policy_variables),
+                                             state.policy_variables))
+  del tape
+
+  state.num_steps.assign_add(1)
+  if config.target_update_tau > 0:
+    mix = tf.constant(config.target_update_tau, tf.float32)
+  else:  # 1 exactly on copy steps (1 * online + 0 * target == online), else 0
+    mix = tf.cast(state.num_steps % config.target_update_period == 0, tf.float32)
+  for target_variable, online_variable in zip(state.target.variables, state.online.variables):
+    target_variable.assign(mix * online_variable + (1.0 - mix) * target_variable)
+
+  return rlrep.all_mean({"critic_loss": critic_loss, "policy_loss": policy_loss,
+                         "q_mean": tf.reduce_mean(online.critic.expected_value(logits)),
+                         "reward_mean": tf.reduce_mean(batch["reward"])})
+
+
+def _seed(config: D4PGConfig, stream: tf.Tensor, which: int) -> tf.Tensor:
+  return tf.stack([tf.constant(config.seed, tf.int64) * 2 + which, stream])
+
+
+class Learner:
+  """Runs `update` on a replicator, reading batches from `iterator`, and saves/restores exactly.
+
+  `step()` runs `steps_per_call` updates in one compiled call and returns the last one's metrics.
+  """
+
+  def __init__(self, replicator: rlrep.Replicator, observation_spec: dict[str, specs.Array],
+               action_spec: specs.BoundedArray, config: D4PGConfig, iterator: Iterator | None = None, *,
+               steps_per_call: int = 1):
+    self.replicator = replicator
+    self.config = config
+    with replicator.scope():
+      self.state = LearnerState(observation_spec, action_spec, config)
+    self._iterator = iterator
+    self._step = replicator.function(lambda batch: update(self.state, batch, config),
+                                     steps_per_call=steps_per_call)
+    self._checkpoint = tf.train.Checkpoint(learner=self.state)
+
+  def step(self) -> dict[str, float]:
+    if self._iterator is None:
+      raise RuntimeError("this Learner has no input iterator: pass `iterator=` (e.g. from the builder).")
+    metrics = self.replicator.local_results(self._step(self._iterator))[0]  # already averaged over replicas
+    return {name: float(value) for name, value in metrics.items()}
+
+  @property
+  def num_steps(self) -> int:
+    return int(self.state.num_steps.numpy())
+
+  def policy_params(self) -> list[np.ndarray]:
+    """Encoder and policy weights for actors, in `Networks.policy_variables` order."""
+    return [v.numpy() for v in self.state.networks.policy_variables]
+
+  def save(self, path: str) -> str:
+    """Writes a checkpoint with prefix `path`; returns the file prefix to pass to `restore`."""
+    return self._checkpoint.write(path)
+
+  def restore(self, path: str) -> None:
+    self._checkpoint.read(path).assert_existing_objects_matched()

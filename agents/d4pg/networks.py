@@ -1,0 +1,119 @@
+"""D4PG networks: a shared observation encoder, a deterministic policy and a categorical critic.
+
+The encoder is the DMC tech report's: uint8 pixels scaled on the device, two 3x3 conv layers (32 channels,
+the first with stride 2), then FC-`feature_dim` + LayerNorm + tanh. In state mode the same FC + LN + tanh
+head sits directly on the features. Only the critic's loss trains the encoder; the policy reads its output
+with the gradient stopped.
+
+>>> import numpy as np
+>>> from dm_env import specs
+>>> nets = make_networks({"features": specs.Array((5,), np.float32)},
+...                      specs.BoundedArray((2,), np.float32, -1, 1), D4PGConfig.for_state_features())
+>>> features = nets.encoder({"features": np.zeros((3, 5), np.float32)})
+>>> nets.policy(features).shape, nets.critic(features, nets.policy(features)).shape
+(TensorShape([3, 2]), TensorShape([3, 51]))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+from dm_env import specs
+
+from agents.d4pg.config import D4PGConfig
+
+
+class Encoder(tf.Module):
+  """Observation dict -> [batch, feature_dim (+ proprio)] features in (-1, 1)."""
+
+  def __init__(self, observation_spec: dict[str, specs.Array], config: D4PGConfig, name: str = "encoder"):
+    super().__init__(name=name)
+    self._pixels = "pixels" in observation_spec
+    if not self._pixels and "features" not in observation_spec:
+      raise ValueError(f"the encoder needs 'pixels' or 'features' observations, got {sorted(observation_spec)}.")
+    with self.name_scope:
+      if self._pixels:
+        self.convs = [tf.keras.layers.Conv2D(config.conv_channels, 3, strides=2, activation="relu"),
+                      tf.keras.layers.Conv2D(config.conv_channels, 3, strides=1, activation="relu")]
+      self.projection = tf.keras.layers.Dense(config.feature_dim)
+      self.norm = tf.keras.layers.LayerNormalization()
+
+  def __call__(self, observation: dict[str, tf.Tensor]) -> tf.Tensor:
+    if self._pixels:
+      x = tf.cast(observation["pixels"], tf.float32) / 255.0 - 0.5
+      for conv in self.convs:
+        x = conv(x)
+      x = tf.reshape(x, [tf.shape(x)[0], -1])
+    else:
+      x = tf.cast(observation["features"], tf.float32)
+    features = tf.tanh(self.norm(self.projection(x)))
+    if "proprio" in observation:
+      features = tf.concat([features, tf.cast(observation["proprio"], tf.float32)], axis=-1)
+    return features
+
+
+def _mlp(hidden_sizes: tuple[int, ...], outputs: int) -> list[tf.keras.layers.Layer]:
+  return [tf.keras.layers.Dense(width, activation="elu") for width in hidden_sizes] + [
+      tf.keras.layers.Dense(outputs)]
+
+
+class Policy(tf.Module):
+  """Features -> actions within the action spec's bounds (tanh, rescaled)."""
+
+  def __init__(self, action_spec: specs.BoundedArray, config: D4PGConfig, name: str = "policy"):
+    super().__init__(name=name)
+    self._low = tf.constant(action_spec.minimum, tf.float32)
+    self._high = tf.constant(action_spec.maximum, tf.float32)
+    with self.name_scope:
+      self.layers = _mlp(config.hidden_sizes, int(np.prod(action_spec.shape)))
+
+  def __call__(self, features: tf.Tensor) -> tf.Tensor:
+    x = features
+    for layer in self.layers:
+      x = layer(x)
+    return self._low + (tf.tanh(x) + 1.0) * 0.5 * (self._high - self._low)
+
+
+class Critic(tf.Module):
+  """(features, action) -> logits over the `num_atoms` atoms of the return distribution."""
+
+  def __init__(self, config: D4PGConfig, name: str = "critic"):
+    super().__init__(name=name)
+    self.atoms = tf.linspace(tf.constant(config.vmin, tf.float32), config.vmax, config.num_atoms)
+    with self.name_scope:
+      self.layers = _mlp(config.hidden_sizes, config.num_atoms)
+
+  def __call__(self, features: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
+    x = tf.concat([features, action], axis=-1)
+    for layer in self.layers:
+      x = layer(x)
+    return x
+
+  def expected_value(self, logits: tf.Tensor) -> tf.Tensor:
+    return tf.reduce_sum(tf.nn.softmax(logits) * self.atoms, axis=-1)
+
+
+@dataclasses.dataclass
+class Networks:
+  encoder: Encoder
+  policy: Policy
+  critic: Critic
+
+  @property
+  def policy_variables(self) -> list[tf.Variable]:
+    """What actors need to act: encoder then policy variables, in a fixed order."""
+    return list(self.encoder.variables) + list(self.policy.variables)
+
+
+def make_networks(observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
+                  config: D4PGConfig) -> Networks:
+  """Builds (creates the variables of) all three networks for these specs."""
+  if not isinstance(action_spec, specs.BoundedArray):
+    raise ValueError("D4PG needs a bounded action spec (its policy outputs tanh-squashed actions).")
+  networks = Networks(Encoder(observation_spec, config), Policy(action_spec, config), Critic(config))
+  dummy = {key: tf.zeros((1, *spec.shape), spec.dtype) for key, spec in observation_spec.items()}
+  features = networks.encoder(dummy)
+  networks.critic(features, networks.policy(features))
+  return networks

@@ -1,0 +1,139 @@
+"""The D4PG update: categorical projection, replication on 4 replicas, exact save/restore, augmentation."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from dm_env import specs
+
+import rlrep
+from agents.d4pg import learning
+from agents.d4pg.config import D4PGConfig
+from rlrep import testing
+
+ATOMS = tf.constant([0.0, 1.0, 2.0, 3.0, 4.0])
+
+
+def _project(target_atoms, probs):
+  return learning.categorical_projection(tf.constant([target_atoms], tf.float32), tf.constant([probs], tf.float32),
+                                         ATOMS).numpy()[0]
+
+
+def test_projection_of_atoms_on_the_grid_is_the_identity():
+  np.testing.assert_allclose(_project([0, 1, 2, 3, 4], [0.1, 0.2, 0.3, 0.25, 0.15]), [0.1, 0.2, 0.3, 0.25, 0.15])
+
+
+def test_projection_splits_mass_between_neighbours_by_closeness():
+  # 0.5 at 1.25 -> 0.375 on atom 1, 0.125 on atom 2; 0.5 at 3.5 -> 0.25 on atoms 3 and 4
+  np.testing.assert_allclose(_project([1.25, 3.5], [0.5, 0.5]), [0, 0.375, 0.125, 0.25, 0.25], atol=1e-6)
+
+
+def test_projection_moves_mass_beyond_the_edges_to_the_edge_atoms():
+  np.testing.assert_allclose(_project([-7.0, 4.0, 19.0], [0.2, 0.3, 0.5]), [0.2, 0, 0, 0, 0.8], atol=1e-6)
+
+
+def test_terminal_step_puts_all_mass_at_the_reward():
+  """discount 0: r + 0 * z = r for every atom, so the target is r's two neighbours."""
+  reward, discount = 2.3, 0.0
+  target_atoms = (reward + discount * ATOMS).numpy()
+  np.testing.assert_allclose(_project(target_atoms, [0.2] * 5), [0, 0, 0.7, 0.3, 0], atol=1e-6)
+
+
+def test_projection_keeps_total_probability():
+  rng = np.random.default_rng(0)
+  probs = rng.dirichlet(np.ones(5), size=8).astype(np.float32)
+  targets = rng.uniform(-3, 8, size=(8, 5)).astype(np.float32)
+  projected = learning.categorical_projection(tf.constant(targets), tf.constant(probs), ATOMS).numpy()
+  np.testing.assert_allclose(projected.sum(axis=1), 1.0, atol=1e-5)
+  assert (projected >= 0).all()
+
+
+OBSERVATION_SPEC = {"pixels": specs.BoundedArray((12, 12, 6), np.uint8, 0, 255)}
+ACTION_SPEC = specs.BoundedArray((2,), np.float32, -1, 1)
+CONFIG = D4PGConfig(frame_stack=2, batch_size=8, hidden_sizes=(16,), conv_channels=4, feature_dim=8, num_atoms=11,
+                    target_update_period=2, augment=False)
+
+
+def _batches(count, batch_size=8, seed=0):
+  rng = np.random.default_rng(seed)
+  def pixels():
+    return rng.integers(0, 256, size=(batch_size, 12, 12, 6), dtype=np.uint8)
+  return [{"observation": {"pixels": pixels()}, "next_observation": {"pixels": pixels()},
+           "action": rng.uniform(-1, 1, size=(batch_size, 2)).astype(np.float32),
+           "reward": rng.uniform(0, 2, size=batch_size).astype(np.float32),
+           "discount": rng.choice([0.0, 0.99 ** 3], size=batch_size).astype(np.float32)} for _ in range(count)]
+
+
+def test_update_on_four_replicas_matches_one_device():
+  report = testing.assert_replicates(lambda: learning.LearnerState(OBSERVATION_SPEC, ACTION_SPEC, CONFIG),
+                                     lambda state, batch: learning.update(state, batch, CONFIG), _batches(3),
+                                     num_replicas=4, atol=1e-5, rtol=1e-4)
+  assert report.steps == 3
+
+
+def _learner(config, batches, spec="cpu:1"):
+  repl = rlrep.make_replicator(spec)
+  iterator = iter(repl.distribute_dataset(lambda context: tf.data.Dataset.from_tensor_slices(
+      tf.nest.map_structure(lambda *rows: np.stack(rows), *batches)), per_replica=True))
+  return learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, iterator)
+
+
+def _values(learner):
+  return [v.numpy() for v in learner.state.variables]
+
+
+@pytest.mark.parametrize("tau", [0.0, 0.05])
+def test_save_restore_then_step_is_bit_identical_to_continuing(tmp_path, tau):
+  config = D4PGConfig(**{**CONFIG.__dict__, "augment": True, "target_update_tau": tau})
+  batches = _batches(4)
+  continuing = _learner(config, batches)
+  for _ in range(3):
+    continuing.step()
+  prefix = continuing.save(str(tmp_path / "ckpt"))
+  continuing.step()
+
+  restored = _learner(config, batches[3:])  # resumes reading where the first one was
+  restored.restore(prefix)
+  assert restored.num_steps == 3
+  restored.step()
+  assert restored.num_steps == 4
+  for a, b in zip(_values(continuing), _values(restored), strict=True):
+    np.testing.assert_array_equal(a, b)
+
+
+def test_targets_follow_online_networks_only_on_copy_steps():
+  learner = _learner(CONFIG, _batches(2))  # target_update_period 2
+  state = learner.state
+  learner.step()
+  assert any(not np.array_equal(t.numpy(), o.numpy()) for t, o in zip(state.target.variables, state.online.variables))
+  learner.step()
+  for t, o in zip(state.target.variables, state.online.variables):
+    np.testing.assert_array_equal(t.numpy(), o.numpy())
+
+
+def test_the_encoder_is_in_the_critic_optimizer_only():
+  state = _learner(CONFIG, _batches(1)).state
+  assert not set(map(id, state.policy_variables)) & set(map(id, state.critic_variables))
+  encoder_ids = {id(v) for v in state.networks.encoder.trainable_variables}
+  assert encoder_ids <= set(map(id, state.critic_variables))
+
+
+def test_random_shift_moves_images_by_at_most_the_pad_and_repeats_with_the_seed():
+  images = tf.constant(np.arange(2 * 10 * 10, dtype=np.float32).reshape(2, 10, 10, 1))
+  seed = tf.constant([3, 7], tf.int64)
+  shifted = learning.random_shift(images, seed, pad=2).numpy()
+  np.testing.assert_array_equal(shifted, learning.random_shift(images, seed, pad=2).numpy())
+  assert shifted.shape == images.shape
+  for b in range(2):  # the centre 6x6 of each image appears inside the shifted image at some offset <= 2
+    centre = images.numpy()[b, 2:8, 2:8]
+    found = [(dy, dx) for dy in range(5) for dx in range(5) if np.array_equal(shifted[b, dy:dy + 6, dx:dx + 6], centre)]
+    assert found
+  assert not np.array_equal(shifted, learning.random_shift(images, tf.constant([3, 8], tf.int64), pad=2).numpy())
+
+
+def test_bad_settings_are_refused_with_every_problem_listed():
+  with pytest.raises(ValueError, match=r"num_atoms must be >= 2.*\n.*vmin \(5.0\) must be below vmax"):
+    D4PGConfig(vmin=5.0, vmax=1.0, num_atoms=1)
+  with pytest.raises(ValueError, match="use frame_stack=1 with pixels=False"):
+    D4PGConfig(pixels=False)
+  with pytest.raises(ValueError, match="min_replay_size"):
+    D4PGConfig(min_replay_size=10, max_replay_size=5)
