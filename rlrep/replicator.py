@@ -91,6 +91,8 @@ def configure_logical_cpus(count: int) -> None:
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * count)
   except RuntimeError as error:
     found = len(tf.config.list_logical_devices("CPU"))
+    if found >= count:  # initialized without a virtual-device configuration, but with enough devices
+      return
     raise RuntimeError(
         f"cannot make {count} logical CPU devices: TensorFlow already initialized its devices with {found}. "
         f"Create the replicator (`rlrep.make_replicator('cpu:{count}')`) or call "

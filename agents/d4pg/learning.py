@@ -13,7 +13,7 @@ fixed. Targets: periodic copies, or Polyak averaging when `target_update_tau > 0
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -153,28 +153,33 @@ def _seed(config: D4PGConfig, stream: tf.Tensor, which: int) -> tf.Tensor:
 
 
 class Learner:
-  """Runs `update` on a replicator, reading batches from `iterator`, and saves/restores exactly.
+  """Runs `update` on a replicator, reading batches from `make_iterator()`, and saves/restores exactly.
 
   `step()` runs `steps_per_call` updates in one compiled call and returns the last one's metrics.
+  `restart_input()` replaces the iterator (e.g. after a replay dataset ended on an idle timeout).
   """
 
   def __init__(self, replicator: rlrep.Replicator, observation_spec: dict[str, specs.Array],
-               action_spec: specs.BoundedArray, config: D4PGConfig, iterator: Iterator | None = None, *,
-               steps_per_call: int = 1):
+               action_spec: specs.BoundedArray, config: D4PGConfig,
+               make_iterator: Callable[[], Iterator] | None = None, *, steps_per_call: int = 1):
     self.replicator = replicator
     self.config = config
     with replicator.scope():
       self.state = LearnerState(observation_spec, action_spec, config)
-    self._iterator = iterator
+    self._make_iterator = make_iterator
+    self._iterator = None if make_iterator is None else make_iterator()
     self._step = replicator.function(lambda batch: update(self.state, batch, config),
                                      steps_per_call=steps_per_call)
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
 
   def step(self) -> dict[str, float]:
     if self._iterator is None:
-      raise RuntimeError("this Learner has no input iterator: pass `iterator=` (e.g. from the builder).")
+      raise RuntimeError("this Learner has no input: pass `make_iterator=` (the builder's make_learner does).")
     metrics = self.replicator.local_results(self._step(self._iterator))[0]  # already averaged over replicas
     return {name: float(value) for name, value in metrics.items()}
+
+  def restart_input(self) -> None:
+    self._iterator = self._make_iterator()
 
   @property
   def num_steps(self) -> int:

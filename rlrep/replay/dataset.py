@@ -52,7 +52,8 @@ def make_dataset(server_address: str, layout: StepLayout, discount: float, batch
 
 
 def make_input_fn(server_address: str, layout: StepLayout, discount: float, global_batch_size: int, *,
-                  table: str = REPLAY_TABLE) -> Callable[[replicator.InputContext], tf.data.Dataset]:
+                  table: str = REPLAY_TABLE,
+                  end_after_idle_s: float | None = None) -> Callable[[replicator.InputContext], tf.data.Dataset]:
   """An rlrep `input_fn`: each replica (or host) reads its own share of the global batch from Reverb.
 
   Use with `repl.distribute_dataset(input_fn, per_replica=True)`; Reverb's dataset op runs on the host CPU,
@@ -60,5 +61,5 @@ def make_input_fn(server_address: str, layout: StepLayout, discount: float, glob
   """
   def input_fn(context: replicator.InputContext) -> tf.data.Dataset:
     return make_dataset(server_address, layout, discount, context.per_replica_batch_size(global_batch_size),
-                        table=table)
+                        table=table, end_after_idle_s=end_after_idle_s)
   return input_fn

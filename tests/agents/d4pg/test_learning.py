@@ -1,5 +1,7 @@
 """The D4PG update: categorical projection, replication on 4 replicas, exact save/restore, augmentation."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -72,9 +74,9 @@ def test_update_on_four_replicas_matches_one_device():
 
 def _learner(config, batches, spec="cpu:1"):
   repl = rlrep.make_replicator(spec)
-  iterator = iter(repl.distribute_dataset(lambda context: tf.data.Dataset.from_tensor_slices(
-      tf.nest.map_structure(lambda *rows: np.stack(rows), *batches)), per_replica=True))
-  return learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, iterator)
+  dataset = repl.distribute_dataset(lambda context: tf.data.Dataset.from_tensor_slices(
+      tf.nest.map_structure(lambda *rows: np.stack(rows), *batches)), per_replica=True)
+  return learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, lambda: iter(dataset))
 
 
 def _values(learner):
@@ -83,7 +85,7 @@ def _values(learner):
 
 @pytest.mark.parametrize("tau", [0.0, 0.05])
 def test_save_restore_then_step_is_bit_identical_to_continuing(tmp_path, tau):
-  config = D4PGConfig(**{**CONFIG.__dict__, "augment": True, "target_update_tau": tau})
+  config = dataclasses.replace(CONFIG, augment=True, target_update_tau=tau)
   batches = _batches(4)
   continuing = _learner(config, batches)
   for _ in range(3):

@@ -1,0 +1,66 @@
+"""Everything a launcher needs to run D4PG on one task, without knowing how processes are wired.
+
+The builder turns (task, D4PGConfig) into environments, replay tables, the learner, and actor and evaluator
+policies. Launchers (in-process threads, Ray processes, cluster pods) call the same methods in each role.
+
+>>> builder = D4PGBuilder("cartpole-balance", D4PGConfig.for_state_features())
+>>> sorted(builder.observation_spec), builder.action_spec.shape
+(['features'], (1,))
+"""
+
+from __future__ import annotations
+
+import dm_env
+import reverb
+
+import rlrep
+from agents.d4pg.acting import PolicyNetwork
+from agents.d4pg.config import D4PGConfig
+from agents.d4pg.learning import Learner
+from environments import dmc
+from rlrep import replay
+
+
+class D4PGBuilder:
+  """D4PG on a Control Suite task."""
+
+  def __init__(self, task: str, config: D4PGConfig):
+    self.task = task
+    self.config = config
+    probe = self.make_environment(seed=0)  # also rejects an unknown task before anything starts
+    self.observation_spec = probe.observation_spec()
+    self.action_spec = probe.action_spec()
+    probe.close()
+    self.layout = replay.StepLayout.from_specs(self.observation_spec, self.action_spec, config.frame_stack,
+                                               config.n_step)
+
+  def make_environment(self, seed: int) -> dm_env.Environment:
+    config = self.config
+    return dmc.load(self.task, pixels=config.pixels, size=config.image_size, frame_stack=config.frame_stack,
+                    action_repeat=config.action_repeat, render_quality=config.render_quality, seed=seed)
+
+  def make_policy(self, evaluation: bool = False) -> PolicyNetwork:
+    """The exploring actor policy, or with `evaluation=True` the deterministic one."""
+    return PolicyNetwork(self.observation_spec, self.action_spec, self.config,
+                         sigma=0.0 if evaluation else self.config.sigma)
+
+  def make_tables(self) -> list[reverb.Table]:
+    weight_specs = self.make_policy(evaluation=True).variable_specs()
+    return [replay.replay_table(self.layout, self.config.replay), replay.weights_table(weight_specs)]
+
+  def make_adder(self, client: reverb.Client, watchdog: replay.Watchdog | None = None) -> replay.NStepFrameAdder:
+    return replay.NStepFrameAdder(client, self.layout, watchdog=watchdog)
+
+  def make_learner(self, replicator: rlrep.Replicator, server_address: str, *, steps_per_call: int = 1,
+                   end_after_idle_s: float | None = None) -> Learner:
+    """A learner reading its batches from the replay server (each replica its own share).
+
+    With `end_after_idle_s`, `Learner.step` raises `tf.errors.OutOfRangeError` when replay has allowed no
+    sample for that long, so the caller can check whether to stop, then call `restart_input`.
+    """
+    input_fn = replay.make_input_fn(server_address, self.layout, self.config.discount, self.config.batch_size,
+                                    end_after_idle_s=end_after_idle_s)
+
+    return Learner(replicator, self.observation_spec, self.action_spec, self.config,
+                   lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)),
+                   steps_per_call=steps_per_call)
