@@ -1,8 +1,11 @@
-"""The `rlrep` command: `rlrep doctor`, `rlrep rollout`; see `rlrep --help`."""
+"""The `rlrep` command: `rlrep train`, `rlrep doctor`, `rlrep rollout`; see `rlrep --help`."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import os
 import sys
 
 
@@ -20,11 +23,57 @@ def _rollout(args: argparse.Namespace) -> int:
   return 0
 
 
+def _train(args: argparse.Namespace) -> int:
+  from agents.d4pg import D4PGConfig
+  from launch import experiment as experiment_lib
+  from launch import options, train
+
+  agent_overrides = {k: v for k, v in options.given_values(args, D4PGConfig).items() if k != "seed"}
+  experiment_overrides = {k: v for k, v in options.given_values(args, experiment_lib.Experiment).items()
+                          if k not in ("out", "agent_config")}
+  if args.resume:
+    if args.out is not None or agent_overrides:
+      raise ValueError("--resume continues the saved experiment: only budget, scale and logging options "
+                       "(e.g. --frames, --actors, --mode) can change; drop --out and agent settings.")
+    experiment = train.resolve_experiment(None, args.resume, experiment_overrides)
+  else:
+    base = D4PGConfig() if agent_overrides.get("pixels", True) else D4PGConfig.for_state_features()
+    agent_overrides["seed"] = experiment_overrides.get("seed", 0)
+    experiment = experiment_lib.Experiment(
+        **experiment_overrides, out=args.out or "runs/experiment",
+        agent_config=dataclasses.replace(base, **agent_overrides))
+  summary = train.train(experiment, resume=bool(args.resume), overwrite=args.overwrite, dry_run=args.dry_run)
+  print(json.dumps(summary, indent=2, default=str))
+  return 0
+
+
+def _add_train_parser(commands) -> None:
+  from agents.d4pg import D4PGConfig
+  from launch import experiment as experiment_lib
+  from launch import options
+
+  train = commands.add_parser(
+      "train", help="train an agent (actors + replay + replicated learner) and write logs, checkpoints, videos",
+      description="Train an agent on a Control Suite task. Writes to --out: logs/train.csv, logs/eval.csv, "
+                  "tensorboard/, checkpoints/, videos/, learning_curve.png and summary.json.")
+  run = train.add_argument_group("experiment")
+  options.add_dataclass_options(run, experiment_lib.Experiment, skip=("agent_config",))
+  run.add_argument("--resume", metavar="DIR", help="continue the experiment saved in DIR from its last checkpoint")
+  run.add_argument("--overwrite", action="store_true", help="replace whatever --out holds")
+  run.add_argument("--dry-run", action="store_true", help="with --mode cluster: write and validate manifests only")
+  agent = train.add_argument_group(
+      "d4pg settings", "Defaults are agents/d4pg/config.py's (pixels); --no-pixels switches to state-feature "
+      "defaults (frame stack 1, no augmentation).")
+  options.add_dataclass_options(agent, D4PGConfig, skip=("seed",))  # the experiment's --seed sets it
+  train.set_defaults(handler=_train)
+
+
 def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
       prog="rlrep", description="Distributed RL from pixels on DeepMind Control Suite tasks.",
       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
   commands = parser.add_subparsers(dest="command", required=True)
+  _add_train_parser(commands)
 
   doctor = commands.add_parser("doctor", help="check the Python stack, GL rendering and TF devices")
   doctor.set_defaults(handler=_doctor)
@@ -46,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up chatter hides our messages
   args = build_parser().parse_args(argv)
   try:
     return args.handler(args)

@@ -52,35 +52,41 @@ class Actor:
     self._rng = np.random.default_rng(seed)
     self._episode_callback = episode_callback
     self._frames_per_step = getattr(environment, "action_repeat", 1)
+    self._timestep: dm_env.TimeStep | None = None  # None: the next run() starts an episode
+    self._episode_return, self._episode_length = 0.0, 0
     self.stats = ActorStats()
 
   def run(self, num_steps: int | None = None, should_stop: Callable[[], bool] = lambda: False) -> ActorStats:
-    """Runs `num_steps` agent steps (None: until `should_stop()`), finishing no episode early."""
+    """Runs `num_steps` agent steps (None: until `should_stop()`); the next call continues the episode."""
     start, start_frames = time.perf_counter(), self.stats.frames
-    timestep = self._environment.reset()
-    self._adder.observe_first(timestep)
-    episode_return, episode_length, steps = 0.0, 0, 0
+    if self._timestep is None:
+      self._begin_episode()
+    steps = 0
     while (num_steps is None or steps < num_steps) and not should_stop():
       if self._weights.maybe_update():
         self._params = self._weights.params
       self.stats.weights_version = self._weights.version
       self.stats.weights_staleness = self._weights.staleness
-      action = self._policy(self._params, timestep.observation, self._rng)
-      timestep = self._environment.step(action)
-      self._adder.observe(action, timestep)
+      action = self._policy(self._params, self._timestep.observation, self._rng)
+      self._timestep = self._environment.step(action)
+      self._adder.observe(action, self._timestep)
       steps += 1
       self.stats.steps += 1
       self.stats.frames += self._frames_per_step
-      episode_return += float(timestep.reward)
-      episode_length += 1
-      if timestep.last():
+      self._episode_return += float(self._timestep.reward)
+      self._episode_length += 1
+      if self._timestep.last():
         self.stats.episodes += 1
-        self.stats.last_return, self.stats.last_length = episode_return, episode_length
-        logging.info("episode %d: return %.1f, length %d", self.stats.episodes, episode_return, episode_length)
+        self.stats.last_return, self.stats.last_length = self._episode_return, self._episode_length
+        logging.info("episode %d: return %.1f, length %d", self.stats.episodes, self._episode_return,
+                     self._episode_length)
         if self._episode_callback:
           self._episode_callback(self.stats)
-        episode_return, episode_length = 0.0, 0
-        timestep = self._environment.reset()
-        self._adder.observe_first(timestep)
+        self._begin_episode()
     self.stats.frames_per_second = (self.stats.frames - start_frames) / (time.perf_counter() - start)
     return self.stats
+
+  def _begin_episode(self) -> None:
+    self._timestep = self._environment.reset()
+    self._adder.observe_first(self._timestep)
+    self._episode_return, self._episode_length = 0.0, 0

@@ -51,16 +51,15 @@ class D4PGBuilder:
   def make_adder(self, client: reverb.Client, watchdog: replay.Watchdog | None = None) -> replay.NStepFrameAdder:
     return replay.NStepFrameAdder(client, self.layout, watchdog=watchdog)
 
-  def make_learner(self, replicator: rlrep.Replicator, server_address: str, *, steps_per_call: int = 1,
+  def make_learner(self, replicator: rlrep.Replicator, server_address: str, *,
                    end_after_idle_s: float | None = None) -> Learner:
     """A learner reading its batches from the replay server (each replica its own share).
 
-    With `end_after_idle_s`, `Learner.step` raises `tf.errors.OutOfRangeError` when replay has allowed no
-    sample for that long, so the caller can check whether to stop, then call `restart_input`.
+    With `end_after_idle_s`, `Learner.step` raises `StopIteration` when replay has allowed no sample for
+    that long, so the caller can check whether to stop, then call `restart_input`.
     """
     input_fn = replay.make_input_fn(server_address, self.layout, self.config.discount, self.config.batch_size,
                                     end_after_idle_s=end_after_idle_s)
 
     return Learner(replicator, self.observation_spec, self.action_spec, self.config,
-                   lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)),
-                   steps_per_call=steps_per_call)
+                   lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)))

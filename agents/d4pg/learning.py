@@ -13,6 +13,7 @@ fixed. Targets: periodic copies, or Polyak averaging when `target_update_tau > 0
 
 from __future__ import annotations
 
+import time
 from typing import Callable, Iterator
 
 import numpy as np
@@ -155,27 +156,31 @@ def _seed(config: D4PGConfig, stream: tf.Tensor, which: int) -> tf.Tensor:
 class Learner:
   """Runs `update` on a replicator, reading batches from `make_iterator()`, and saves/restores exactly.
 
-  `step()` runs `steps_per_call` updates in one compiled call and returns the last one's metrics.
-  `restart_input()` replaces the iterator (e.g. after a replay dataset ended on an idle timeout).
+  `step()` takes the next batch (timing how long it waited for replay: `input_wait_s`), runs one compiled
+  replicated update and returns its metrics. `restart_input()` replaces the iterator, e.g. after a replay
+  dataset ended on its idle timeout.
   """
 
   def __init__(self, replicator: rlrep.Replicator, observation_spec: dict[str, specs.Array],
                action_spec: specs.BoundedArray, config: D4PGConfig,
-               make_iterator: Callable[[], Iterator] | None = None, *, steps_per_call: int = 1):
+               make_iterator: Callable[[], Iterator] | None = None):
     self.replicator = replicator
     self.config = config
     with replicator.scope():
       self.state = LearnerState(observation_spec, action_spec, config)
     self._make_iterator = make_iterator
     self._iterator = None if make_iterator is None else make_iterator()
-    self._step = replicator.function(lambda batch: update(self.state, batch, config),
-                                     steps_per_call=steps_per_call)
+    self._update = tf.function(lambda batch: replicator.run(lambda b: update(self.state, b, config), batch))
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
+    self.input_wait_s = 0.0
 
   def step(self) -> dict[str, float]:
     if self._iterator is None:
       raise RuntimeError("this Learner has no input: pass `make_iterator=` (the builder's make_learner does).")
-    metrics = self.replicator.local_results(self._step(self._iterator))[0]  # already averaged over replicas
+    start = time.perf_counter()
+    batch = next(self._iterator)
+    self.input_wait_s += time.perf_counter() - start
+    metrics = self.replicator.local_results(self._update(batch))[0]  # already averaged over replicas
     return {name: float(value) for name, value in metrics.items()}
 
   def restart_input(self) -> None:

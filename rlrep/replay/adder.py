@@ -9,6 +9,8 @@ See `rlrep.replay.signature` for the layout. Items for time t are created as soo
 
 from __future__ import annotations
 
+import time
+
 import dm_env
 import numpy as np
 import reverb
@@ -37,6 +39,7 @@ class NStepFrameAdder:
     self._steps = 0         # real steps written in this episode
     self._next_item = 0     # the first time index without an item yet
     self.items_created = 0
+    self.wait_s = 0.0  # time spent waiting for the server to accept items (rate limiter included)
 
   @property
   def _first_step_record(self) -> int:
@@ -99,6 +102,7 @@ class NStepFrameAdder:
     self._flush(self._max_in_flight_items)
 
   def _flush(self, block_until_num_items: int) -> None:
+    start = time.perf_counter()
     try:
       if self._watchdog is None:
         self._writer.flush(block_until_num_items, timeout_ms=self._timeout_ms)
@@ -109,6 +113,8 @@ class NStepFrameAdder:
       raise ServerUnavailableError(
           f"writing to Reverb table '{self._table}' made no progress for {self._timeout_ms / 1000:.0f}s: the "
           "server is down or its rate limiter blocks inserts (is the learner sampling?).") from error
+    finally:
+      self.wait_s += time.perf_counter() - start
 
   def _finish_episode(self) -> None:
     self._flush(0)

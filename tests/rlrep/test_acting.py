@@ -80,3 +80,14 @@ def test_layout_must_match_the_environment():
   environment = dmc.load("cartpole-balance", size=16, frame_stack=3, render_quality="fast")
   with pytest.raises(ValueError, match="not a multiple of frame_stack=2"):
     replay.StepLayout.from_specs(environment.observation_spec(), environment.action_spec(), 2, 1)
+
+
+def test_consecutive_runs_continue_the_same_episode():
+  environment, layout, server, client = _setup()
+  lengths = []
+  actor = acting.Actor(environment, _policy, replay.NStepFrameAdder(client, layout), replay.WeightClient(client),
+                       [np.zeros(1, np.float32)], episode_callback=lambda stats: lengths.append(stats.last_length))
+  for _ in range(7):
+    actor.run(num_steps=3)
+  server.stop()
+  assert lengths == [10, 10]  # 21 steps in chunks of 3: two whole 10-step episodes, none cut short

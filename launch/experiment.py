@@ -1,0 +1,120 @@
+"""One experiment description, consumed unchanged by every launch mode.
+
+An `Experiment` names the agent and task, the agent's own config, the scale (actors, replicas) and the budget
+and logging cadence. It is saved as `experiment.json` in the output directory, which is how `--resume`
+knows what it continues and how a directory holding another experiment is recognised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+import shutil
+from typing import Any
+
+from agents.d4pg import D4PGBuilder, D4PGConfig
+
+AGENTS = {"d4pg": (D4PGConfig, D4PGBuilder)}
+MODES = ("inprocess", "local", "cluster")
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+  """Attributes:
+    agent: a key of AGENTS.
+    task: Control Suite task, "domain-task".
+    mode: inprocess (threads, one process), local (Ray processes), cluster (KubeRay).
+    actors: number of acting processes (threads in inprocess mode).
+    replicas: learner devices as an rlrep replicator spec: auto, cpu, cpu:N, gpu[:N], tpu[:ADDR], multi_worker.
+    frames: environment frames (agent steps x action repeat) to train for, summed over actors.
+    out: output directory.
+    seed: base seed: actor i uses seed + 1 + i, the evaluator seed + 10_000.
+    eval_every_frames: evaluate the deterministic policy every this many frames (and at the end).
+    eval_episodes: episodes per evaluation.
+    video_format: mp4 or gif for evaluation videos.
+    log_every_s: seconds between progress lines and metric rows.
+    checkpoint_every_s: seconds between learner checkpoints (and one at the end).
+    publish_every_steps: learner steps between weight publications to actors.
+    replay_port: Reverb port; 0 picks a free one.
+    agent_config: the agent's settings (see agents/<agent>/config.py).
+  """
+  agent: str = "d4pg"
+  task: str = "walker-walk"
+  mode: str = "inprocess"
+  actors: int = 1
+  replicas: str = "cpu:1"
+  frames: int = 100_000
+  out: str = "runs/experiment"
+  seed: int = 0
+  eval_every_frames: int = 20_000
+  eval_episodes: int = 1
+  video_format: str = "mp4"
+  log_every_s: float = 10.0
+  checkpoint_every_s: float = 600.0
+  publish_every_steps: int = 10
+  replay_port: int = 0
+  agent_config: Any = dataclasses.field(default_factory=D4PGConfig)
+
+  def __post_init__(self):
+    problems = []
+    if self.agent not in AGENTS:
+      problems.append(f"unknown agent {self.agent!r}; available: {', '.join(sorted(AGENTS))}")
+    if self.mode not in MODES:
+      problems.append(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
+    if self.actors < 1:
+      problems.append(f"actors must be >= 1, got {self.actors}")
+    if self.frames < 1:
+      problems.append(f"frames must be >= 1, got {self.frames}")
+    if self.eval_every_frames < 1 or self.eval_episodes < 1:
+      problems.append("eval_every_frames and eval_episodes must be >= 1")
+    if self.video_format not in ("mp4", "gif"):
+      problems.append(f"video_format must be mp4 or gif, got {self.video_format!r}")
+    if self.log_every_s <= 0 or self.checkpoint_every_s <= 0:
+      problems.append("log_every_s and checkpoint_every_s must be > 0")
+    if self.publish_every_steps < 1:
+      problems.append(f"publish_every_steps must be >= 1, got {self.publish_every_steps}")
+    if problems:
+      raise ValueError("invalid experiment:\n  - " + "\n  - ".join(problems))
+
+  @property
+  def out_dir(self) -> pathlib.Path:
+    return pathlib.Path(self.out)
+
+  def make_builder(self):
+    return AGENTS[self.agent][1](self.task, self.agent_config)
+
+  def to_json(self) -> dict:
+    return dataclasses.asdict(self)
+
+  @classmethod
+  def from_json(cls, data: dict) -> "Experiment":
+    config_class = AGENTS[data["agent"]][0]
+    agent_config = dict(data["agent_config"])
+    for field in dataclasses.fields(config_class):  # JSON has lists where the config has tuples
+      if isinstance(agent_config.get(field.name), list):
+        agent_config[field.name] = tuple(agent_config[field.name])
+    return cls(**{**data, "agent_config": config_class(**agent_config)})
+
+
+EXPERIMENT_FILE = "experiment.json"
+
+
+def prepare_output_dir(experiment: Experiment, *, resume: bool, overwrite: bool) -> None:
+  """Creates the output directory, refusing to mix two experiments in one directory."""
+  out = experiment.out_dir
+  saved = out / EXPERIMENT_FILE
+  if not resume and (saved.exists() or (out.exists() and any(out.iterdir()))):
+    if not overwrite:
+      raise ValueError(f"{out} already holds files (an earlier experiment?). Use --resume {out} to continue it, "
+                       "--overwrite to replace it, or choose another --out.")
+    shutil.rmtree(out)
+  out.mkdir(parents=True, exist_ok=True)
+  saved.write_text(json.dumps(experiment.to_json(), indent=2) + "\n")
+
+
+def load_experiment(out: str | pathlib.Path) -> Experiment:
+  path = pathlib.Path(out) / EXPERIMENT_FILE
+  if not path.exists():
+    raise ValueError(f"--resume {out}: no {EXPERIMENT_FILE} there, so there is nothing to resume.")
+  return Experiment.from_json(json.loads(path.read_text()))

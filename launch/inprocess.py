@@ -1,0 +1,69 @@
+"""In-process mode: every role a thread of this Python process, sharing one in-process Reverb server.
+
+For debugging: breakpoints work in any role and a crash in any thread stops the run and re-raises that
+exception, with its own traceback, in the main thread. Threads interleave freely, so runs are repeatable
+only as far as the seeds go (environments, networks and augmentation are seeded; scheduling is not).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import rlrep
+from launch import roles
+from launch.checkpoints import CheckpointStore
+from launch.counter import Counter
+from launch.experiment import Experiment
+
+JOIN_TIMEOUT_S = 120.0
+
+
+def run(experiment: Experiment) -> dict:
+  """Runs the experiment to its frame budget (or Ctrl-C); returns the summary."""
+  replicator = rlrep.make_replicator(experiment.replicas)  # first: device setup precedes any TF op
+  builder = experiment.make_builder()
+  counts = CheckpointStore(experiment.out_dir / "checkpoints").latest() or {}
+  counter = Counter(**{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")})
+  server = roles.make_replay_server(builder, experiment.replay_port)
+  address = f"localhost:{server.port}"
+  failures: list[BaseException] = []
+  summary: dict = {}
+
+  def guarded(name, body, *args):
+    def target():
+      try:
+        result = body(*args)
+        if name == "evaluator":
+          summary.update(result)
+      except BaseException as error:  # noqa: BLE001  (re-raised in the main thread below)
+        failures.append(error)
+        counter.request_stop(f"{name} failed: {type(error).__name__}: {error}")
+    return threading.Thread(target=target, name=name, daemon=True)
+
+  actors = [guarded(f"actor-{i}", roles.run_actor, experiment, builder, address, counter, i)
+            for i in range(experiment.actors)]
+  evaluation = guarded("evaluator", roles.run_evaluator, experiment, builder, address, counter)
+  try:
+    try:
+      learner = roles.LearnerRole(experiment, builder, address, counter, replicator)
+      for thread in [*actors, evaluation]:
+        thread.start()
+      learner.run()
+    except KeyboardInterrupt:
+      counter.request_stop("interrupted (Ctrl-C)")
+    finally:
+      counter.request_stop("learner finished")
+      counter.mark_learner_done()
+      _join([evaluation])  # its final evaluation still reads the weights table
+  finally:
+    server.stop()  # unblocks actors waiting on the rate limiter; they see the stop and return
+    _join(actors)
+  if failures:
+    raise failures[0]
+  return summary
+
+
+def _join(threads: list[threading.Thread]) -> None:
+  for thread in threads:
+    if thread.is_alive():
+      thread.join(JOIN_TIMEOUT_S)

@@ -1,0 +1,85 @@
+"""Run outputs a researcher reads: CSV rows, TensorBoard scalars, the progress line and the learning curve.
+
+Every metric row is keyed by environment frames (the x-axis of RL learning curves) and written to
+`<out>/logs/<name>.csv` and to TensorBoard under `<out>/tensorboard/<name>`. Appending to an existing CSV
+(after `--resume`) keeps its columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import pathlib
+
+import tensorflow as tf
+
+
+class MetricsLog:
+  """Appends rows of numbers to a CSV file and to TensorBoard, with `frames` as the step."""
+
+  def __init__(self, out_dir: pathlib.Path, name: str):
+    self.path = out_dir / "logs" / f"{name}.csv"
+    self.path.parent.mkdir(parents=True, exist_ok=True)
+    self._columns: list[str] | None = None
+    if self.path.exists() and self.path.stat().st_size:
+      with self.path.open() as f:
+        self._columns = next(csv.reader(f))
+    self._summary = tf.summary.create_file_writer(str(out_dir / "tensorboard" / name))
+
+  def write(self, row: dict[str, float]) -> None:
+    if "frames" not in row:
+      raise ValueError(f"a metrics row needs 'frames' (its x-axis); got {sorted(row)}.")
+    new_file = self._columns is None
+    if new_file:
+      self._columns = list(row)
+    with self.path.open("a", newline="") as f:
+      writer = csv.DictWriter(f, self._columns, extrasaction="ignore")
+      if new_file:
+        writer.writeheader()
+      writer.writerow(row)
+    with self._summary.as_default(step=int(row["frames"])):
+      for key, value in row.items():
+        if key != "frames" and isinstance(value, (int, float)) and math.isfinite(value):
+          tf.summary.scalar(key, value)
+    self._summary.flush()
+
+
+def read_csv(path: pathlib.Path) -> list[dict[str, float]]:
+  with path.open() as f:
+    return [{k: float(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
+
+
+def progress_line(row: dict[str, float]) -> str:
+  """One line a researcher can watch: throughput, returns, replay and weight freshness, waiting shares."""
+  def fmt(key: str, spec: str = ".1f") -> str:
+    value = row.get(key, float("nan"))
+    return "n/a" if not math.isfinite(value) else format(value, spec)
+
+  return (f"frames {int(row['frames']):>9,d} | {fmt('frames_per_s')} frames/s | learner steps "
+          f"{int(row.get('learner_steps', 0)):,d} ({fmt('learner_steps_per_s', '.2f')}/s) | return "
+          f"{fmt('episode_return')} | replay {int(row.get('replay_size', 0)):,d} | staleness "
+          f"{fmt('weights_staleness', '.0f')} steps | waiting: actors {fmt('actor_wait_share', '.0%')}, "
+          f"learner {fmt('learner_wait_share', '.0%')}")
+
+
+def plot_learning_curve(eval_csv: pathlib.Path, train_csv: pathlib.Path, path: pathlib.Path, title: str) -> None:
+  """Evaluation return (and training episode return) against frames, as a PNG."""
+  import matplotlib
+  matplotlib.use("Agg")
+  from matplotlib import pyplot as plt
+
+  figure, axes = plt.subplots(figsize=(6, 4), dpi=100)
+  for csv_path, key, label, style in ((train_csv, "episode_return", "training episodes (recent mean)", "-"),
+                                      (eval_csv, "eval_return", "evaluation (deterministic policy)", "o-")):
+    rows = [r for r in read_csv(csv_path) if math.isfinite(r.get(key, float("nan")))] if csv_path.exists() else []
+    if rows:
+      axes.plot([r["frames"] for r in rows], [r[key] for r in rows], style, label=label)
+  axes.set_xlabel("environment frames")
+  axes.set_ylabel("episode return")
+  axes.set_title(title)
+  axes.grid(alpha=0.3)
+  axes.legend(loc="best")
+  figure.tight_layout()
+  path.parent.mkdir(parents=True, exist_ok=True)
+  figure.savefig(path)
+  plt.close(figure)

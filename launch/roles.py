@@ -1,0 +1,234 @@
+"""What each role of a run does, whatever runs it: a thread, a local Ray process or a pod.
+
+Roles receive the experiment, the replay server's address and a counter (the `Counter` itself in-process,
+a handle with the same methods otherwise). They never start processes or know the launch mode.
+
+* replay:    a Reverb server with the agent's tables (`make_replay_server`).
+* actors:    step the environment with the exploring policy, write to replay, report to the counter.
+* learner:   replicated updates from replay, weight publication, progress line, logs and checkpoints.
+* evaluator: the deterministic policy every `eval_every_frames`: return, video, learning curve.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+
+import numpy as np
+import reverb
+import tensorflow as tf
+
+import rlrep
+from environments import dmc, recording
+from launch import metrics
+from launch.checkpoints import CheckpointStore
+from launch.experiment import Experiment
+from rlrep import acting, replay
+
+ACTOR_REPORT_STEPS = 50       # agent steps between an actor's reports to the counter
+LEARNER_IDLE_POLL_S = 2.0     # a learner waiting for replay this long re-checks whether the run is over
+EVALUATOR_SEED_OFFSET = 10_000
+
+
+def make_replay_server(builder, port: int = 0) -> reverb.Server:
+  """The replay server. Reverb listens on every interface without authentication: see README, Security."""
+  return reverb.Server(builder.make_tables(), port=port or None)
+
+
+def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: int) -> None:
+  """Acts until the counter says stop or the frame budget is spent."""
+  starts = counter.actor_started(actor_id)
+  client = replay.connect(address)
+  watchdog = replay.Watchdog(client, threshold_s=60.0)
+  policy = builder.make_policy()
+  adder = builder.make_adder(client, watchdog)
+  seed = experiment.seed + 1 + actor_id + 1000 * (starts - 1)  # a restarted actor does not replay its past
+  finished: list[float] = []
+  actor = acting.Actor(builder.make_environment(seed), policy, adder,
+                       replay.WeightClient(client, builder.config.weights_update_period), policy.params(),
+                       seed=seed, episode_callback=lambda stats: finished.append(stats.last_return))
+  reported_frames, started = 0, time.perf_counter()
+  try:
+    while counter.stop_reason() is None:
+      stats = actor.run(num_steps=ACTOR_REPORT_STEPS)
+      elapsed = time.perf_counter() - started
+      report = {"frames_per_s": stats.frames_per_second, "weights_version": stats.weights_version,
+                "weights_staleness": stats.weights_staleness, "wait_share": adder.wait_s / elapsed}
+      total = counter.add_actor_progress(actor_id, stats.frames - reported_frames, finished, report)
+      reported_frames = stats.frames
+      finished.clear()
+      if total >= experiment.frames:
+        counter.request_stop("frame budget reached")
+    adder.close()
+  except Exception:
+    if counter.stop_reason() is None:
+      raise
+    # The run is over and replay went away in the middle of a write: nothing left to keep.
+  finally:
+    watchdog.close()
+
+
+class LearnerRole:
+  """The learner loop with its outputs (progress line, train.csv, TensorBoard, checkpoints).
+
+  Create the replicator before anything else touches TensorFlow in this process (logical CPU devices and
+  TPU initialisation must come first), then pass it here.
+  """
+
+  def __init__(self, experiment: Experiment, builder, address: str, counter, replicator: rlrep.Replicator):
+    self._experiment = experiment
+    self._counter = counter
+    self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S)
+    self._client = replay.connect(address)
+    self._publisher = replay.WeightPublisher(self._client)
+    self._checkpoints = CheckpointStore(experiment.out_dir / "checkpoints")
+    self._log = metrics.MetricsLog(experiment.out_dir, "train")
+    restored = self._checkpoints.restore(self._learner)
+    if restored:
+      logging.info("resumed learner at step %d (%d frames)", self._learner.num_steps, restored["frames"])
+    self._publisher.publish(self._learner.num_steps, self._learner.policy_params())
+
+  def run(self) -> dict:
+    """Trains until the counter says stop; always publishes, logs and checkpoints on the way out."""
+    experiment, learner = self._experiment, self._learner
+    last = {"time": time.perf_counter(), **self._counter.snapshot(), "input_wait_s": 0.0}
+    last_checkpoint = time.perf_counter()
+    learner_metrics: dict[str, float] = {}
+    try:
+      while self._counter.stop_reason() is None:
+        try:
+          learner_metrics = learner.step()
+        except (StopIteration, tf.errors.OutOfRangeError):  # replay allowed no sample for a while
+          learner.restart_input()
+        steps = learner.num_steps
+        self._counter.set_learner_steps(steps)
+        if steps % experiment.publish_every_steps == 0:
+          self._publisher.publish(steps, learner.policy_params())
+        if time.perf_counter() - last["time"] >= experiment.log_every_s:
+          last = self._log_row(last, learner_metrics)
+        if time.perf_counter() - last_checkpoint >= experiment.checkpoint_every_s:
+          self._checkpoints.save(learner, self._counter.snapshot())
+          last_checkpoint = time.perf_counter()
+    finally:
+      self._publisher.publish(learner.num_steps, learner.policy_params())
+      self._counter.set_learner_steps(learner.num_steps)
+      self._log_row(last, learner_metrics)
+      self._checkpoints.save(learner, self._counter.snapshot())
+      self._counter.mark_learner_done()
+    return {"learner_steps": learner.num_steps}
+
+  def _log_row(self, last: dict, learner_metrics: dict[str, float]) -> dict:
+    now, snapshot = time.perf_counter(), self._counter.snapshot()
+    elapsed = max(now - last["time"], 1e-9)
+    actors = list(snapshot["actors"].values())
+    staleness = [a["weights_staleness"] for a in actors if a["weights_version"] is not None]
+    try:
+      replay_size = self._client.server_info(timeout=5)[replay.REPLAY_TABLE].current_size
+    except Exception:  # the progress line must not kill training when the server is slow to answer
+      replay_size = float("nan")
+    row = {"frames": snapshot["frames"],
+           "frames_per_s": (snapshot["frames"] - last["frames"]) / elapsed,
+           "learner_steps": snapshot["learner_steps"],
+           "learner_steps_per_s": (snapshot["learner_steps"] - last["learner_steps"]) / elapsed,
+           "episodes": snapshot["episodes"], "episode_return": snapshot["recent_return"],
+           "replay_size": replay_size,
+           "weights_staleness": max(staleness) if staleness else float("nan"),
+           "actor_wait_share": float(np.mean([a["wait_share"] for a in actors])) if actors else float("nan"),
+           "learner_wait_share": (self._learner.input_wait_s - last["input_wait_s"]) / elapsed,
+           **learner_metrics}
+    self._log.write(row)
+    print(metrics.progress_line(row), flush=True)
+    return {"time": now, **snapshot, "input_wait_s": self._learner.input_wait_s}
+
+
+def run_evaluator(experiment: Experiment, builder, address: str, counter, final_wait_s: float = 600.0) -> dict:
+  """Evaluates periodically until the run stops, then once more with the learner's final weights.
+
+  Everything happens on the calling thread: a rendering context belongs to the thread that made it.
+  Returns the run summary (also written to summary.json).
+  """
+  evaluator = Evaluator(experiment, builder, address)
+  evaluator.run_periodically(counter)
+  deadline = time.monotonic() + final_wait_s
+  while not counter.snapshot()["learner_done"] and time.monotonic() < deadline:
+    time.sleep(0.2)
+  return evaluator.finish(counter.snapshot())
+
+
+class Evaluator:
+  """Runs the deterministic policy with the newest weights; writes eval.csv, videos and the curve."""
+
+  def __init__(self, experiment: Experiment, builder, address: str):
+    self._experiment = experiment
+    self._environment = builder.make_environment(experiment.seed + EVALUATOR_SEED_OFFSET)
+    self._policy = builder.make_policy(evaluation=True)
+    self._params = self._policy.params()
+    self._weights = replay.WeightClient(replay.connect(address), update_period=1)
+    self._log = metrics.MetricsLog(experiment.out_dir, "eval")
+    self._pixels = builder.config.pixels
+    self._camera = dmc.default_camera(dmc.parse_task(experiment.task)[0])
+    self.results: list[dict] = []
+
+  def run_periodically(self, counter, poll_s: float = 0.5) -> None:
+    """Evaluates at 0 frames and then every `eval_every_frames` until the counter says stop."""
+    every = self._experiment.eval_every_frames
+    next_frames = (counter.snapshot()["frames"] // every) * every
+    while counter.stop_reason() is None:
+      snapshot = counter.snapshot()
+      if snapshot["frames"] >= next_frames:
+        self.evaluate(snapshot)
+        next_frames = (snapshot["frames"] // every + 1) * every
+      time.sleep(poll_s)
+
+  def evaluate(self, snapshot: dict) -> dict:
+    if self._weights.update():
+      self._params = self._weights.params
+    rng = np.random.default_rng(0)  # unused by the deterministic policy; part of the policy protocol
+    returns, frames = [], []
+    for episode in range(self._experiment.eval_episodes):
+      timestep, total = self._environment.reset(), 0.0
+      record = episode == 0
+      while True:
+        if record:
+          frames.append(self._frame(timestep))
+        timestep = self._environment.step(self._policy(self._params, timestep.observation, rng))
+        total += float(timestep.reward)
+        if timestep.last():
+          break
+      returns.append(total)
+    out = self._experiment.out_dir
+    video = recording.write_video(frames, out / "videos" / f"eval-{snapshot['frames']:010d}.{self._experiment.video_format}")
+    row = {"frames": snapshot["frames"], "learner_steps": snapshot["learner_steps"],
+           "weights_version": self._weights.version if self._weights.version is not None else 0,
+           "eval_return": float(np.mean(returns)), "eval_return_std": float(np.std(returns))}
+    self._log.write(row)
+    self.results.append({**row, "video": str(video.relative_to(out))})
+    print(f"evaluation at {row['frames']:,d} frames (learner step {row['learner_steps']:,d}): return "
+          f"{row['eval_return']:.1f} over {len(returns)} episode(s); video {video}", flush=True)
+    return row
+
+  def _frame(self, timestep) -> np.ndarray:
+    if self._pixels:
+      return recording.last_frame(timestep.observation["pixels"])
+    return self._environment.physics.render(240, 320, camera_id=self._camera)
+
+  def finish(self, snapshot: dict) -> dict:
+    """Final evaluation, the learning-curve PNG and summary.json."""
+    final = self.evaluate(snapshot)
+    out = self._experiment.out_dir
+    metrics.plot_learning_curve(out / "logs" / "eval.csv", out / "logs" / "train.csv", out / "learning_curve.png",
+                                f"{self._experiment.agent} on {self._experiment.task}")
+    eval_returns = [r["eval_return"] for r in metrics.read_csv(out / "logs" / "eval.csv")]
+    summary = {"task": self._experiment.task, "agent": self._experiment.agent, "mode": self._experiment.mode,
+               "frames": snapshot["frames"], "episodes": snapshot["episodes"],
+               "learner_steps": snapshot["learner_steps"], "wall_s": round(snapshot["elapsed_s"], 1),
+               "final_eval_return": final["eval_return"],
+               "best_eval_return": max(r for r in eval_returns if math.isfinite(r)),
+               "stop_reason": snapshot["stop_reason"], "actor_starts": snapshot["actor_starts"],
+               "outputs": {"train_csv": "logs/train.csv", "eval_csv": "logs/eval.csv", "tensorboard": "tensorboard",
+                           "checkpoints": "checkpoints", "learning_curve": "learning_curve.png",
+                           "final_video": self.results[-1]["video"]}}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    return summary

@@ -1,0 +1,60 @@
+"""`rlrep train`: check everything that can be checked, prepare the output directory, run in a mode.
+
+All validation happens before any role starts, so bad input leaves nothing running and nothing written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+from launch.experiment import Experiment, load_experiment, prepare_output_dir
+
+
+def check_replicas_available(spec: str) -> None:
+  """Refuses a replicas spec this machine cannot provide (for inprocess and local modes)."""
+  import rlrep  # the stack check runs here, with its own advice
+  import tensorflow as tf
+
+  parsed = rlrep.parse_spec(spec)
+  if parsed.kind == "gpu":
+    gpus = tf.config.list_physical_devices("GPU")
+    if len(gpus) < (parsed.count or 1):
+      raise ValueError(f"--replicas {spec}: this machine has {len(gpus)} GPU(s). Use cpu or cpu:N here, or run "
+                       "the GPU learner where the GPUs are (--mode cluster).")
+  elif parsed.kind == "tpu" and parsed.address == "local" and not rlrep.tpu_present():
+    raise ValueError(f"--replicas {spec}: this host has no TPU. Use cpu or cpu:N here, or --mode cluster to "
+                     "run the learner on a TPU slice.")
+  elif parsed.kind == "multi_worker":
+    rlrep.read_tf_config()
+
+
+def resolve_experiment(experiment: Experiment | None, resume: str | None, overrides: dict) -> Experiment:
+  """The experiment to run: the saved one when resuming (with `overrides`, e.g. a larger --frames)."""
+  if resume is None:
+    return experiment
+  saved = load_experiment(resume)
+  return dataclasses.replace(saved, out=str(pathlib.Path(resume)), **overrides)
+
+
+def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = False, dry_run: bool = False) -> dict:
+  """Validates, prepares `experiment.out` and runs the experiment in its mode; returns the summary."""
+  from environments import dmc
+  dmc.parse_task(experiment.task)  # an unknown task fails now, with close matches
+  if experiment.mode == "cluster":
+    from launch import cluster
+    return cluster.launch(experiment, dry_run=dry_run)
+  if dry_run:
+    raise ValueError("--dry-run renders cluster manifests: use it with --mode cluster.")
+  check_replicas_available(experiment.replicas)
+  if resume:
+    state = (experiment.out_dir / "checkpoints" / "state.json")
+    if not state.exists():
+      raise ValueError(f"--resume {experiment.out}: no checkpoint yet ({state} is missing); start it again with "
+                       "--overwrite.")
+  prepare_output_dir(experiment, resume=resume, overwrite=overwrite)
+  if experiment.mode == "inprocess":
+    from launch import inprocess
+    return inprocess.run(experiment)
+  from launch import local
+  return local.run(experiment)
