@@ -2,7 +2,7 @@
 
 Every metric row is keyed by environment frames (the x-axis of RL learning curves) and written to
 `<out>/logs/<name>.csv` and to TensorBoard under `<out>/tensorboard/<name>`. Appending to an existing CSV
-(after `--resume`) keeps its columns.
+(after `--resume`) keeps its columns; a metric that first appears later widens the header.
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ class MetricsLog:
   def write(self, row: dict[str, float]) -> None:
     if "frames" not in row:
       raise ValueError(f"a metrics row needs 'frames' (its x-axis); got {sorted(row)}.")
-    new_file = self._columns is None
-    if new_file:
-      self._columns = list(row)
-    with self.path.open("a", newline="") as f:
-      writer = csv.DictWriter(f, self._columns, extrasaction="ignore")
-      if new_file:
+    new_columns = [key for key in row if key not in (self._columns or [])]
+    if new_columns:  # e.g. learner losses appear after the first row: rewrite the file with a wider header
+      earlier = read_csv(self.path) if self._columns else []
+      self._columns = (self._columns or []) + new_columns
+      with self.path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, self._columns)
         writer.writeheader()
-      writer.writerow(row)
+        writer.writerows(earlier)
+    with self.path.open("a", newline="") as f:
+      csv.DictWriter(f, self._columns, extrasaction="ignore").writerow(row)
     with self._summary.as_default(step=int(row["frames"])):
       for key, value in row.items():
         if key != "frames" and isinstance(value, (int, float)) and math.isfinite(value):

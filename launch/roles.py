@@ -197,6 +197,8 @@ class Evaluator:
         total += float(timestep.reward)
         if timestep.last():
           break
+      if record:
+        frames.append(self._frame(timestep))
       returns.append(total)
     out = self._experiment.out_dir
     video = recording.write_video(frames, out / "videos" / f"eval-{snapshot['frames']:010d}.{self._experiment.video_format}")
@@ -212,7 +214,7 @@ class Evaluator:
   def _frame(self, timestep) -> np.ndarray:
     if self._pixels:
       return recording.last_frame(timestep.observation["pixels"])
-    return self._environment.physics.render(240, 320, camera_id=self._camera)
+    return self._environment.physics.render(120, 160, camera_id=self._camera)
 
   def finish(self, snapshot: dict) -> dict:
     """Final evaluation, the learning-curve PNG and summary.json."""

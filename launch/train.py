@@ -15,6 +15,7 @@ def check_replicas_available(spec: str) -> None:
   """Refuses a replicas spec this machine cannot provide (for inprocess and local modes)."""
   import rlrep  # the stack check runs here, with its own advice
   import tensorflow as tf
+  from rlrep import replicator
 
   parsed = rlrep.parse_spec(spec)
   if parsed.kind == "gpu":
@@ -22,11 +23,11 @@ def check_replicas_available(spec: str) -> None:
     if len(gpus) < (parsed.count or 1):
       raise ValueError(f"--replicas {spec}: this machine has {len(gpus)} GPU(s). Use cpu or cpu:N here, or run "
                        "the GPU learner where the GPUs are (--mode cluster).")
-  elif parsed.kind == "tpu" and parsed.address == "local" and not rlrep.tpu_present():
+  elif parsed.kind == "tpu" and parsed.address == "local" and not replicator.tpu_present():
     raise ValueError(f"--replicas {spec}: this host has no TPU. Use cpu or cpu:N here, or --mode cluster to "
                      "run the learner on a TPU slice.")
   elif parsed.kind == "multi_worker":
-    rlrep.read_tf_config()
+    replicator.read_tf_config()
 
 
 def resolve_experiment(experiment: Experiment | None, resume: str | None, overrides: dict) -> Experiment:

@@ -1,0 +1,117 @@
+"""`rlrep train` end to end in-process: every output file, resume with counters intact, and bad input."""
+
+import json
+import threading
+
+import imageio.v2 as imageio
+import pytest
+
+from launch import cli
+from launch import metrics
+
+TINY_PIXELS = ["--task", "cartpole-swingup", "--mode", "inprocess", "--image-size", "32", "--render-quality", "fast",
+               "--batch-size", "16", "--hidden-sizes", "32", "--conv-channels", "8", "--feature-dim", "16",
+               "--min-replay-size", "100", "--samples-per-insert", "8", "--eval-every-frames", "400",
+               "--log-every-s", "1", "--publish-every-steps", "5", "--weights-update-period", "20",
+               "--video-format", "gif"]
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+  out = tmp_path_factory.mktemp("run") / "pixels"
+  assert cli.main(["train", *TINY_PIXELS, "--frames", "800", "--out", str(out)]) == 0
+  return out
+
+
+def test_the_run_reaches_its_budget_and_summarises_it(finished_run):
+  summary = json.loads((finished_run / "summary.json").read_text())
+  assert summary["frames"] >= 800 and summary["stop_reason"] == "frame budget reached"
+  assert summary["learner_steps"] > 0 and summary["episodes"] == summary["frames"] // 1000
+  saved = json.loads((finished_run / "experiment.json").read_text())
+  assert saved["task"] == "cartpole-swingup" and saved["agent_config"]["image_size"] == 32
+
+
+def test_metrics_are_written_as_csv_and_tensorboard(finished_run):
+  train_rows = metrics.read_csv(finished_run / "logs" / "train.csv")
+  assert len(train_rows) >= 2
+  for key in ("frames_per_s", "learner_steps_per_s", "replay_size", "critic_loss", "actor_wait_share"):
+    assert key in train_rows[-1]
+  assert [r["frames"] for r in train_rows] == sorted(r["frames"] for r in train_rows)
+  eval_rows = metrics.read_csv(finished_run / "logs" / "eval.csv")
+  assert eval_rows[0]["frames"] == 0 and eval_rows[-1]["frames"] >= 800 and len(eval_rows) >= 2
+  for name in ("train", "eval"):
+    events = list((finished_run / "tensorboard" / name).glob("events.out.tfevents.*"))
+    assert events and events[0].stat().st_size > 100
+
+
+def test_evaluation_videos_and_learning_curve_are_images(finished_run):
+  videos = sorted((finished_run / "videos").glob("eval-*.gif"))
+  assert len(videos) >= 2
+  frames = imageio.mimread(videos[-1])
+  assert len(frames) > 100 and frames[0].shape[:2] == (32, 32)  # GIF merges repeated frames: not exactly 501
+  curve = imageio.imread(finished_run / "learning_curve.png")
+  assert curve.shape[0] > 200 and curve.std() > 10
+
+
+def test_a_checkpoint_records_the_counters(finished_run):
+  state = json.loads((finished_run / "checkpoints" / "state.json").read_text())
+  summary = json.loads((finished_run / "summary.json").read_text())
+  assert state["learner_steps"] == summary["learner_steps"]
+  assert state["frames"] == summary["frames"]
+  assert list((finished_run / "checkpoints").glob(state["prefix"] + ".index"))
+
+
+def test_resume_continues_from_the_checkpoint_with_counters_intact(finished_run):
+  before = json.loads((finished_run / "summary.json").read_text())
+  assert cli.main(["train", "--resume", str(finished_run), "--frames", "1600"]) == 0
+  after = json.loads((finished_run / "summary.json").read_text())
+  assert after["frames"] >= 1600
+  assert after["learner_steps"] > before["learner_steps"]
+  rows = metrics.read_csv(finished_run / "logs" / "train.csv")
+  assert any(r["frames"] <= before["frames"] for r in rows) and rows[-1]["frames"] >= 1600  # appended
+  first_resumed = next(r for r in rows if r["frames"] > before["frames"])
+  assert first_resumed["learner_steps"] >= before["learner_steps"]
+
+
+def _fails(capsys, *args):
+  threads = threading.active_count()
+  assert cli.main(["train", *args]) == 2
+  assert threading.active_count() == threads  # nothing left running
+  return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--agent", "dqn"], "unknown agent 'dqn'; available: d4pg"),
+    (["--task", "walker-wlak"], "walker-walk"),
+    (["--mode", "kubernetes"], "unknown mode 'kubernetes'"),
+    (["--actors", "0"], "actors must be >= 1"),
+    (["--frames", "0"], "frames must be >= 1"),
+    (["--replicas", "gpu:2"], "this machine has 0 GPU(s)"),
+    (["--replicas", "tpu"], "this host has no TPU"),
+    (["--replicas", "cpu:x"], "device count must be a positive integer"),
+    (["--batch-size", "16", "--min-replay-size", "50", "--max-replay-size", "10"], "exceeds max_replay_size"),
+])
+def test_bad_input_is_refused_before_anything_starts(tmp_path, capsys, args, message):
+  out = tmp_path / "never"
+  assert message in _fails(capsys, "--out", str(out), *args)
+  assert not out.exists()
+
+
+def test_an_output_directory_with_another_experiment_is_refused(finished_run, capsys):
+  error = _fails(capsys, *TINY_PIXELS, "--frames", "10", "--out", str(finished_run))
+  assert "already holds files" in error and "--resume" in error and "--overwrite" in error
+
+
+def test_resume_of_a_directory_without_an_experiment_is_refused(tmp_path, capsys):
+  assert "nothing to resume" in _fails(capsys, "--resume", str(tmp_path))
+
+
+def test_resume_refuses_agent_settings(finished_run, capsys):
+  assert "only budget, scale and logging options" in _fails(capsys, "--resume", str(finished_run), "--sigma", "0.5")
+
+
+def test_help_documents_every_agent_setting():
+  help_text = " ".join(cli.build_parser()._subparsers._group_actions[0].choices["train"].format_help().split())
+  for option in ("--frames", "--replicas", "--resume", "--overwrite", "--samples-per-insert", "--no-pixels",
+                 "--target-update-tau", "--hidden-sizes", "(default: 256)"):
+    assert option in help_text
