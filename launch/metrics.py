@@ -61,7 +61,8 @@ def progress_line(row: dict[str, float]) -> str:
           f"{int(row.get('learner_steps', 0)):,d} ({fmt('learner_steps_per_s', '.2f')}/s) | return "
           f"{fmt('episode_return')} | replay {int(row.get('replay_size', 0)):,d} | staleness "
           f"{fmt('weights_staleness', '.0f')} steps | waiting: actors {fmt('actor_wait_share', '.0%')}, "
-          f"learner {fmt('learner_wait_share', '.0%')}")
+          f"learner {fmt('learner_wait_share', '.0%')}" + (
+              f" | actor restarts {int(row['actor_restarts'])}" if row.get("actor_restarts") else ""))
 
 
 def plot_learning_curve(eval_csv: pathlib.Path, train_csv: pathlib.Path, path: pathlib.Path, title: str) -> None:

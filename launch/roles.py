@@ -137,6 +137,7 @@ class LearnerRole:
            "weights_staleness": max(staleness) if staleness else float("nan"),
            "actor_wait_share": float(np.mean([a["wait_share"] for a in actors])) if actors else float("nan"),
            "learner_wait_share": (self._learner.input_wait_s - last["input_wait_s"]) / elapsed,
+           "actor_restarts": sum(snapshot["actor_starts"].values()) - len(snapshot["actor_starts"]),
            **learner_metrics}
     self._log.write(row)
     print(metrics.progress_line(row), flush=True)

@@ -1,0 +1,141 @@
+"""Local mode: every role in its own process on this machine, placed and restarted by Ray.
+
+The roles are the same functions in-process mode runs on threads (`launch/roles.py`); here each runs in a
+Ray actor sized by `launch/program.py`. The counter is a Ray actor too, and roles call it through
+`CounterClient`, which has the `Counter`'s methods, so no role knows it is distributed.
+
+* A dead actor process is restarted by Ray and carries on (a new seed; its counted frames stay counted).
+* Anything else that fails stops the run and re-raises its error here, with the remote traceback.
+* Ctrl-C asks every role to stop: the learner publishes, logs and checkpoints, the evaluator runs its
+  final evaluation, then Ray is shut down and no process is left behind.
+
+`ray.init` starts a private Ray instance (never an existing cluster: that is cluster mode) and reserves
+the CPUs the program asks for even when the machine has fewer; oversubscribed roles simply share cores.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import ray
+
+from launch import roles
+from launch.checkpoints import CheckpointStore
+from launch.counter import Counter
+from launch.experiment import Experiment
+from launch.program import Role, make_program
+
+FINAL_ACTOR_WAIT_S = 30.0
+POLL_S = 1.0
+
+
+class CounterClient:
+  """Calls a `Counter` living in a Ray actor as if it were local (each call waits for its answer)."""
+
+  def __init__(self, handle: ray.actor.ActorHandle):
+    self._handle = handle
+
+  def __getattr__(self, name: str):
+    if name.startswith("_"):  # keeps pickling and copying away from the remote methods
+      raise AttributeError(name)
+    method = getattr(self._handle, name)
+    return lambda *args: ray.get(method.remote(*args))
+
+
+class ReplayRole:
+  """Owns the Reverb server for the whole run."""
+
+  def __init__(self, experiment: Experiment):
+    self._server = roles.make_replay_server(experiment.make_builder(), experiment.replay_port)
+
+  def address(self) -> str:
+    return f"{ray.util.get_node_ip_address()}:{self._server.port}"
+
+  def stop(self) -> None:
+    self._server.stop()
+
+
+class LearnerRole:
+  def run(self, experiment: Experiment, address: str, counter: CounterClient) -> dict:
+    import rlrep
+    replicator = rlrep.make_replicator(experiment.replicas)  # first: device setup precedes any TF op
+    return roles.LearnerRole(experiment, experiment.make_builder(), address, counter, replicator).run()
+
+
+class EvaluatorRole:
+  def run(self, experiment: Experiment, address: str, counter: CounterClient) -> dict:
+    return roles.run_evaluator(experiment, experiment.make_builder(), address, counter)
+
+
+class ActorRole:
+  def run(self, experiment: Experiment, address: str, counter: CounterClient, actor_id: int) -> None:
+    roles.run_actor(experiment, experiment.make_builder(), address, counter, actor_id)
+
+
+def _ray_options(role: Role) -> dict:
+  options = {"num_cpus": role.cpus, "name": role.name}
+  if role.accelerator == "gpu":
+    options["num_gpus"] = role.accelerator_count
+  elif role.accelerator == "tpu":
+    options["resources"] = {"TPU": role.accelerator_count}
+  if role.restartable:  # a killed process comes back and its running `run` call is retried
+    options.update(max_restarts=-1, max_task_retries=-1)
+  return options
+
+
+def run(experiment: Experiment) -> dict:
+  """Runs the experiment to its frame budget (or Ctrl-C) with one process per role; returns the summary."""
+  program = {role.name: role for role in make_program(experiment)}
+  cpus = max(os.cpu_count() or 1, int(sum(role.cpus for role in program.values()) + 0.999))
+  ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
+  try:
+    return _run(experiment, program)
+  finally:
+    ray.shutdown()
+
+
+def _run(experiment: Experiment, program: dict[str, Role]) -> dict:
+  def start(cls, name: str):
+    return ray.remote(cls).options(**_ray_options(program[name]))
+
+  counts = CheckpointStore(experiment.out_dir / "checkpoints").latest() or {}
+  counter = CounterClient(start(Counter, "counter").remote(
+      **{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")}))
+  replay = start(ReplayRole, "replay").remote(experiment)
+  address = ray.get(replay.address.remote())
+  learner = start(LearnerRole, "learner").remote().run.remote(experiment, address, counter)
+  evaluator = start(EvaluatorRole, "evaluator").remote().run.remote(experiment, address, counter)
+  actors = [start(ActorRole, f"actor-{i}").remote().run.remote(experiment, address, counter, i)
+            for i in range(experiment.actors)]
+  try:
+    try:
+      _wait_for_learner(learner, [evaluator, *actors], counter, experiment.out)
+    except KeyboardInterrupt:
+      print("interrupted: stopping every role (the learner writes a final checkpoint) ...", flush=True)
+      counter.request_stop("interrupted (Ctrl-C)")
+      ray.get(learner)
+    summary = ray.get(evaluator)
+  finally:
+    counter.request_stop("learner finished")
+    ray.get(replay.stop.remote())  # unblocks actors waiting on the rate limiter
+    ray.wait(actors, num_returns=len(actors), timeout=FINAL_ACTOR_WAIT_S)
+  return summary
+
+
+def _wait_for_learner(learner: ray.ObjectRef, others: list[ray.ObjectRef], counter: CounterClient, out: str) -> None:
+  """Returns when the learner is done; a failure anywhere stops the run and is raised here."""
+  while True:
+    done, _ = ray.wait([learner, *others], num_returns=1, timeout=POLL_S)
+    for ref in done:
+      try:
+        ray.get(ref)
+      except Exception as error:
+        counter.request_stop(f"a role failed: {type(error).__name__}")
+        if ref is learner:
+          raise RuntimeError(f"the learner failed ({type(error).__name__}). Its last checkpoint is in "
+                             f"{out}/checkpoints: continue with `rlrep train --resume {out}`.") from error
+        raise
+      if ref is learner:
+        return
+      others = [other for other in others if other is not ref]  # an actor that finished its share

@@ -1,0 +1,133 @@
+"""Local mode end to end: real Ray processes, a killed actor that comes back, Ctrl-C with a final checkpoint.
+
+One run serves every check (Ray and TensorFlow start-up in six processes costs about a minute on 2 cores):
+the test kills one actor process, waits for the restart to show in train.csv, then sends Ctrl-C to the whole
+process group, as a terminal would.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from launch import metrics
+
+TINY_LOCAL = ["--mode", "local", "--actors", "2", "--task", "cartpole-swingup", "--image-size", "32",
+              "--render-quality", "fast", "--batch-size", "16", "--hidden-sizes", "32", "--conv-channels", "8",
+              "--feature-dim", "16", "--min-replay-size", "100", "--samples-per-insert", "8",
+              "--eval-every-frames", "100000", "--log-every-s", "2", "--publish-every-steps", "5",
+              "--weights-update-period", "20", "--video-format", "gif", "--frames", "1000000"]
+
+
+def _rows(out):
+  path = out / "logs" / "train.csv"
+  return metrics.read_csv(path) if path.exists() else []
+
+
+def _wait_for(condition, what: str, process: subprocess.Popen, timeout_s: float = 300.0):
+  deadline = time.monotonic() + timeout_s
+  while time.monotonic() < deadline:
+    if process.poll() is not None:
+      pytest.fail(f"the run ended (exit {process.returncode}) while waiting for {what}")
+    value = condition()
+    if value:
+      return value
+    time.sleep(1.0)
+  pytest.fail(f"timed out waiting for {what}")
+
+
+def _processes_named(root: psutil.Process, fragment: str) -> list[psutil.Process]:
+  found = []
+  for process in root.children(recursive=True):
+    try:
+      if fragment in process.name() or fragment in " ".join(process.cmdline()):
+        found.append(process)
+    except psutil.NoSuchProcess:
+      continue
+  return found
+
+
+@pytest.fixture(scope="module")
+def interrupted_run(tmp_path_factory):
+  out = tmp_path_factory.mktemp("local") / "run"
+  log = (out.parent / "driver.log").open("w")
+  process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *TINY_LOCAL, "--out", str(out)],
+                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                             env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+  driver = psutil.Process(process.pid)
+  try:
+    _wait_for(lambda: any(r["learner_steps"] >= 20 for r in _rows(out)), "learner steps", process)
+    actor_processes = _wait_for(lambda: _processes_named(driver, "ActorRole"), "actor processes", process)
+    every_process = driver.children(recursive=True)
+    killed = actor_processes[0]
+    killed.kill()
+    frames_at_kill = _rows(out)[-1]["frames"]
+    _wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
+                          for r in _rows(out)), "the killed actor to restart and the run to go on", process)
+    os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
+    process.wait(timeout=240)
+  finally:
+    if process.poll() is None:
+      os.killpg(process.pid, signal.SIGKILL)
+    log.close()
+  return {"out": out, "returncode": process.returncode, "processes": every_process, "killed": killed.pid,
+          "log": (out.parent / "driver.log").read_text()}
+
+
+def test_ctrl_c_stops_cleanly_with_a_final_checkpoint_and_summary(interrupted_run):
+  assert interrupted_run["returncode"] == 0, interrupted_run["log"][-3000:]
+  out = interrupted_run["out"]
+  summary = json.loads((out / "summary.json").read_text())
+  assert summary["stop_reason"] == "interrupted (Ctrl-C)" and summary["mode"] == "local"
+  state = json.loads((out / "checkpoints" / "state.json").read_text())
+  assert state["learner_steps"] == summary["learner_steps"] > 0  # the final checkpoint came after the last step
+
+
+def test_a_killed_actor_is_restarted_and_the_run_goes_on(interrupted_run):
+  summary = json.loads((interrupted_run["out"] / "summary.json").read_text())
+  assert sorted(summary["actor_starts"].values()) == [1, 2]
+  assert not psutil.pid_exists(interrupted_run["killed"]) or \
+      psutil.Process(interrupted_run["killed"]).status() == psutil.STATUS_ZOMBIE
+
+
+def test_no_process_is_left_behind(interrupted_run):
+  survivors = []
+  for process in interrupted_run["processes"]:
+    try:
+      if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+        survivors.append(f"{process.pid} {process.name()}")
+    except psutil.NoSuchProcess:
+      continue
+  assert not survivors, f"still running after the driver exited: {survivors}"
+
+
+def test_a_killed_learner_stops_the_run_and_resume_recovers_its_checkpoint(tmp_path):
+  out = tmp_path / "run"
+  args = [arg if arg != "1000000" else "1500" for arg in TINY_LOCAL]
+  process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *args, "--actors", "1",
+                              "--checkpoint-every-s", "3", "--out", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                             env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+  try:
+    state = out / "checkpoints" / "state.json"
+    _wait_for(lambda: state.exists() and json.loads(state.read_text())["learner_steps"] > 0, "a checkpoint", process)
+    _processes_named(psutil.Process(process.pid), "LearnerRole")[0].kill()
+    output, _ = process.communicate(timeout=180)
+  finally:
+    if process.poll() is None:
+      os.killpg(process.pid, signal.SIGKILL)
+  assert process.returncode != 0
+  assert f"continue with `rlrep train --resume {out}`" in output
+  checkpointed = json.loads(state.read_text())
+  assert not (out / "summary.json").exists()
+
+  resumed = subprocess.run([sys.executable, "-m", "launch.cli", "train", "--resume", str(out), "--mode", "inprocess"],
+                           capture_output=True, text=True, timeout=600)
+  assert resumed.returncode == 0, resumed.stderr[-3000:]
+  summary = json.loads((out / "summary.json").read_text())
+  assert summary["frames"] >= 1500 and summary["learner_steps"] > checkpointed["learner_steps"]
