@@ -37,10 +37,12 @@ class Experiment:
     checkpoint_every_s: seconds between learner checkpoints (and one at the end).
     publish_every_steps: learner steps between weight publications to actors.
     replay_port: Reverb port; 0 picks a free one.
-    image: container image for cluster pods (rlrep installed, its GL libraries, Ray matching the driver's).
+    image: container image for cluster pods, built from docker/Dockerfile and pushed where GKE can pull it.
     namespace: Kubernetes namespace for cluster mode.
     tpu_accelerator: GKE TPU type for a tpu learner (node label cloud.google.com/gke-tpu-accelerator).
     tpu_topology: TPU slice topology for a tpu learner, e.g. 2x2 (one host, 4 chips).
+    gpu_accelerator: GKE GPU type for a gpu learner (node label cloud.google.com/gke-accelerator).
+    volume_claim: ReadWriteMany PersistentVolumeClaim every cluster pod mounts for the run's outputs.
     agent_config: the agent's settings (see agents/<agent>/config.py).
   """
   agent: str = "d4pg"
@@ -58,10 +60,12 @@ class Experiment:
   checkpoint_every_s: float = 600.0
   publish_every_steps: int = 10
   replay_port: int = 0
-  image: str = "ghcr.io/rlrep/rlrep:0.1.0"
+  image: str = "rlrep:0.1.0"
   namespace: str = "default"
   tpu_accelerator: str = "tpu-v5-lite-podslice"
   tpu_topology: str = "2x2"
+  gpu_accelerator: str = "nvidia-l4"
+  volume_claim: str = "rlrep-runs"
   agent_config: Any = dataclasses.field(default_factory=D4PGConfig)
 
   def __post_init__(self):

@@ -16,6 +16,7 @@ the CPUs the program asks for even when the machine has fewer; oversubscribed ro
 from __future__ import annotations
 
 import logging
+import math
 import os
 
 import ray
@@ -84,11 +85,18 @@ def _ray_options(role: Role) -> dict:
   return options
 
 
-def run(experiment: Experiment) -> dict:
-  """Runs the experiment to its frame budget (or Ctrl-C) with one process per role; returns the summary."""
+def run(experiment: Experiment, ray_address: str | None = None) -> dict:
+  """Runs the experiment to its frame budget (or Ctrl-C) with one process per role; returns the summary.
+
+  Without `ray_address` a private Ray instance is started on this machine; cluster mode's driver passes
+  "auto" to use the Ray cluster it runs in.
+  """
   program = {role.name: role for role in make_program(experiment)}
-  cpus = max(os.cpu_count() or 1, int(sum(role.cpus for role in program.values()) + 0.999))
-  ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
+  if ray_address is None:
+    cpus = max(os.cpu_count() or 1, math.ceil(sum(role.cpus for role in program.values())))
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
+  else:
+    ray.init(address=ray_address, logging_level=logging.WARNING)
   try:
     return _run(experiment, program)
   finally:

@@ -43,7 +43,7 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
   client = replay.connect(address)
   watchdog = replay.Watchdog(client, threshold_s=60.0)
   policy = builder.make_policy()
-  adder = builder.make_adder(client, watchdog)
+  adder = builder.make_adder(client, watchdog, should_stop=lambda: counter.stop_reason() is not None)
   seed = experiment.seed + 1 + actor_id + 1000 * (starts - 1)  # a restarted actor does not replay its past
   finished: list[float] = []
   actor = acting.Actor(builder.make_environment(seed), policy, adder,
@@ -61,12 +61,14 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
       finished.clear()
       if total >= experiment.frames:
         counter.request_stop("frame budget reached")
-    adder.close()
+  except replay.WritingStopped:
+    pass  # the run ended while this actor waited for the rate limiter
   except Exception:
     if counter.stop_reason() is None:
       raise
     # The run is over and replay went away in the middle of a write: nothing left to keep.
   finally:
+    adder.close(finish_episode=False)  # the run is over: the open episode's last items are not needed
     watchdog.close()
 
 

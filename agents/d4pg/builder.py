@@ -10,6 +10,8 @@ policies. Launchers (in-process threads, Ray processes, cluster pods) call the s
 
 from __future__ import annotations
 
+from typing import Callable
+
 import dm_env
 import reverb
 
@@ -48,8 +50,9 @@ class D4PGBuilder:
     weight_specs = self.make_policy(evaluation=True).variable_specs()
     return [replay.replay_table(self.layout, self.config.replay), replay.weights_table(weight_specs)]
 
-  def make_adder(self, client: reverb.Client, watchdog: replay.Watchdog | None = None) -> replay.NStepFrameAdder:
-    return replay.NStepFrameAdder(client, self.layout, watchdog=watchdog)
+  def make_adder(self, client: reverb.Client, watchdog: replay.Watchdog | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> replay.NStepFrameAdder:
+    return replay.NStepFrameAdder(client, self.layout, watchdog=watchdog, should_stop=should_stop)
 
   def make_learner(self, replicator: rlrep.Replicator, server_address: str, *,
                    end_after_idle_s: float | None = None) -> Learner:

@@ -1,6 +1,6 @@
 """Replay on Reverb: frame-deduplicated n-step transitions, weights for actors, and safe connections."""
 
-from rlrep.replay.adder import NStepFrameAdder
+from rlrep.replay.adder import NStepFrameAdder, WritingStopped
 from rlrep.replay.config import ReplayConfig
 from rlrep.replay.connection import ServerUnavailableError, Watchdog, connect, describe_tables
 from rlrep.replay.dataset import item_to_transition, make_dataset, make_input_fn

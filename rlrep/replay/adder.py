@@ -10,6 +10,7 @@ See `rlrep.replay.signature` for the layout. Items for time t are created as soo
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import dm_env
 import numpy as np
@@ -20,18 +21,31 @@ from rlrep.replay.signature import STACKED_KEY, StepLayout
 from rlrep.replay.tables import REPLAY_TABLE
 
 
+FLUSH_SLICE_MS = 1000  # a blocked insert re-checks `should_stop` this often
+
+
+class WritingStopped(RuntimeError):
+  """An insert was abandoned because `should_stop` said the run is over."""
+
+
 class NStepFrameAdder:
-  """Turns an actor's timesteps into frame-deduplicated n-step items in a Reverb table."""
+  """Turns an actor's timesteps into frame-deduplicated n-step items in a Reverb table.
+
+  An insert the rate limiter holds back waits up to `timeout_s` (then `ServerUnavailableError`), but gives up
+  early with `WritingStopped` once `should_stop()` is true: a stopped server does not release blocked
+  writers, so without it an actor outlives its run by the whole timeout.
+  """
 
   def __init__(self, client: reverb.Client, layout: StepLayout, *, table: str = REPLAY_TABLE,
                priority: float = 1.0, max_in_flight_items: int = 8, timeout_s: float = 60.0,
-               watchdog: Watchdog | None = None):
+               watchdog: Watchdog | None = None, should_stop: Callable[[], bool] | None = None):
     self._layout = layout
     self._table = table
     self._priority = priority
     self._max_in_flight_items = max_in_flight_items
     self._timeout_ms = int(timeout_s * 1000)
     self._watchdog = watchdog
+    self._should_stop = should_stop or (lambda: False)
     self._writer = client.trajectory_writer(num_keep_alive_refs=layout.history_length)
     self._zero_action = np.zeros(layout.action_spec.shape, layout.action_spec.dtype)
     self._pending_frames: dict[str, np.ndarray] | None = None
@@ -105,16 +119,26 @@ class NStepFrameAdder:
     start = time.perf_counter()
     try:
       if self._watchdog is None:
-        self._writer.flush(block_until_num_items, timeout_ms=self._timeout_ms)
+        self._flush_in_slices(block_until_num_items, start)
       else:
         with self._watchdog.watch("replay insert"):
-          self._writer.flush(block_until_num_items, timeout_ms=self._timeout_ms)
-    except reverb.errors.DeadlineExceededError as error:
-      raise ServerUnavailableError(
-          f"writing to Reverb table '{self._table}' made no progress for {self._timeout_ms / 1000:.0f}s: the "
-          "server is down or its rate limiter blocks inserts (is the learner sampling?).") from error
+          self._flush_in_slices(block_until_num_items, start)
     finally:
       self.wait_s += time.perf_counter() - start
+
+  def _flush_in_slices(self, block_until_num_items: int, start: float) -> None:
+    while True:
+      waited_ms = (time.perf_counter() - start) * 1000
+      try:
+        self._writer.flush(block_until_num_items, timeout_ms=int(max(1, min(FLUSH_SLICE_MS, self._timeout_ms - waited_ms))))
+        return
+      except reverb.errors.DeadlineExceededError as error:
+        if self._should_stop():
+          raise WritingStopped("the run is stopping; pending replay inserts were dropped") from error
+        if (time.perf_counter() - start) * 1000 >= self._timeout_ms:
+          raise ServerUnavailableError(
+              f"writing to Reverb table '{self._table}' made no progress for {self._timeout_ms / 1000:.0f}s: the "
+              "server is down or its rate limiter blocks inserts (is the learner sampling?).") from error
 
   def _finish_episode(self) -> None:
     self._flush(0)
@@ -122,8 +146,9 @@ class NStepFrameAdder:
     self._records = self._steps = self._next_item = 0
     self._pending_frames = None
 
-  def close(self) -> None:
-    if self._records:
+  def close(self, finish_episode: bool = True) -> None:
+    """Writes the open episode's last items (unless `finish_episode` is False) and closes the stream."""
+    if self._records and finish_episode:
       self._finish_episode()
     self._writer.close()
 

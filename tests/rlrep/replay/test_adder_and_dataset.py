@@ -1,6 +1,7 @@
 """Transitions sampled from a real Reverb server equal a naive reference computed from the episode."""
 
 import pathlib
+import time
 
 import dm_env
 import numpy as np
@@ -159,3 +160,29 @@ def test_layout_rejects_a_frame_stack_that_does_not_match_the_environment():
     replay.StepLayout.from_specs(spec, specs.Array((1,), np.float32), 2, 3)
   with pytest.raises(ValueError, match="Use frame_stack=1 for state features"):
     replay.StepLayout.from_specs({"features": specs.Array((5,), np.float32)}, specs.Array((1,), np.float32), 3, 3)
+
+
+def _blocking_server(layout):
+  """A table whose rate limiter lets 2 items in and then waits for samples that never come."""
+  limiter = reverb.rate_limiters.SampleToInsertRatio(samples_per_insert=1.0, min_size_to_sample=1, error_buffer=1.0)
+  return reverb.Server([reverb.Table(replay.REPLAY_TABLE, reverb.selectors.Uniform(), reverb.selectors.Fifo(), 100,
+                                     limiter, signature=layout.item_signature())])
+
+
+@pytest.mark.parametrize("stop_after_s, expected_error", [(1.0, replay.WritingStopped),
+                                                          (None, replay.ServerUnavailableError)])
+def test_a_blocked_insert_gives_up_when_told_to_stop_or_after_its_timeout(stop_after_s, expected_error):
+  layout = _layout(1, 1)
+  server = _blocking_server(layout)
+  started = time.monotonic()
+  should_stop = None if stop_after_s is None else (lambda: time.monotonic() - started > stop_after_s)
+  adder = replay.NStepFrameAdder(reverb.Client(f"localhost:{server.port}"), layout, timeout_s=3.0,
+                                 max_in_flight_items=0, should_stop=should_stop)
+  episode = _episode(9, False, np.random.default_rng(0), 0)
+  with pytest.raises(expected_error):
+    _write(adder, episode, 1)
+  waited = time.monotonic() - started
+  assert (waited < 2.9) if stop_after_s else (waited >= 3.0)  # told to stop: gives up before the timeout
+  assert adder.wait_s > 0.9
+  adder.close(finish_episode=False)
+  server.stop()

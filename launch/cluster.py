@@ -1,0 +1,213 @@
+"""Cluster mode: the same program as a KubeRay `RayJob` on GKE, with the learner on a TPU (or GPU) slice.
+
+`rlrep train --mode cluster` renders three manifests into `<out>/manifests/` and checks them offline:
+
+* a `ConfigMap` holding `experiment.json`, mounted into every pod;
+* the `RayJob`: a head pod that runs the driver (`python -m launch.cluster <experiment.json>`, i.e. local mode's
+  driver attached to this Ray cluster) and holds no roles (0 CPUs for Ray); a CPU worker group sized for the
+  replay, evaluator and actor roles; and, unless the learner runs on CPUs, an accelerator group for the
+  learner: `google.com/tpu` limits and requests equal to the slice's chips per host, with the
+  `gke-tpu-accelerator` / `gke-tpu-topology` node selectors (or `nvidia.com/gpu` with `gke-accelerator`).
+  Accelerator workers advertise one Ray CPU, which the learner takes, so no other role lands there.
+* a `NetworkPolicy`: Reverb serves replay and weights without authentication, so pods of this job accept
+  connections only from each other (plus the RayJob submitter on the Ray job port).
+
+All pods mount the `PersistentVolumeClaim` named by `volume_claim` (ReadWriteMany, e.g. Filestore or the
+GCS FUSE CSI driver) at `/rlrep-runs`; the run writes `/rlrep-runs/<job name>/`, and a retried driver
+continues from the checkpoint there. Without `--dry-run` the manifests are applied with `kubectl` when it
+is installed and configured; otherwise the error says what is missing.
+
+Cloud TPU runtimes ship TensorFlow 2.15 wheels for Python 3.10 (the stack rlrep pins), so the image must be
+built on Python 3.10 with `tensorflow-cpu` replaced by `tensorflow` + `libtpu` (see `docker/Dockerfile`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+from launch.experiment import EXPERIMENT_FILE, Experiment, load_experiment, prepare_output_dir
+from launch.program import Role, make_program, tpu_slice
+
+RAY_VERSION = "2.60.0"
+MOUNT = "/rlrep-runs"
+CONFIG_MOUNT = "/etc/rlrep"
+CPU_WORKER_CPUS = 4              # Ray CPUs (and cores) per CPU worker pod
+MEMORY_PER_CPU_GIB = 4
+RAY_JOB_PORT = 8265
+JOB_LABEL = "rlrep.dev/job"
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+
+
+def job_name(experiment: Experiment) -> str:
+  """A Kubernetes name from the output directory's name, e.g. runs/Walker_Pixels -> rlrep-walker-pixels."""
+  slug = re.sub(r"[^a-z0-9]+", "-", experiment.out_dir.name.lower()).strip("-") or "run"
+  return f"rlrep-{slug}"[:50].rstrip("-")  # KubeRay appends suffixes to the names it derives
+
+
+def render(experiment: Experiment) -> list[dict]:
+  """The ConfigMap, RayJob and NetworkPolicy for `experiment` (as plain dicts, ready for YAML)."""
+  if experiment.replicas in ("auto", "multi_worker"):
+    raise ValueError(f"--replicas {experiment.replicas}: in cluster mode name the learner's devices, e.g. tpu, "
+                     "gpu:4 or cpu:8, so the learner's pod can be sized.")
+  name = job_name(experiment)
+  roles = make_program(experiment)
+  learner = next(role for role in roles if role.kind == "learner")
+  if learner.accelerator == "tpu":
+    tpu = tpu_slice(experiment.tpu_accelerator, experiment.tpu_topology)
+    if tpu.hosts > 1:
+      raise ValueError(f"TPU topology {tpu.topology} spans {tpu.hosts} hosts; rlrep's learner runs on one host "
+                       "(TPUStrategy on the local slice). Choose a single-host topology, e.g. 2x2 or 2x4 for "
+                       "v5e, 2x2x1 for v4.")
+  cluster_experiment = dataclasses.replace(experiment, mode="cluster", out=f"{MOUNT}/{name}", replay_port=0)
+  worker_roles = [role for role in roles if role.kind != "counter" and role is not learner]
+  cpu_need = sum(role.cpus for role in worker_roles) + (0 if learner.accelerator else learner.cpus)
+  groups = [_worker_group(experiment, name, "cpu", math.ceil(cpu_need / CPU_WORKER_CPUS), CPU_WORKER_CPUS)]
+  if learner.accelerator:
+    groups.append(_accelerator_group(experiment, name, learner))
+  config_map = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": f"{name}-experiment", "namespace": experiment.namespace},
+                "data": {EXPERIMENT_FILE: json.dumps(cluster_experiment.to_json(), indent=2)}}
+  ray_job = {
+      "apiVersion": "ray.io/v1", "kind": "RayJob",
+      "metadata": {"name": name, "namespace": experiment.namespace, "labels": {JOB_LABEL: name}},
+      "spec": {
+          "entrypoint": f"python -m launch.cluster {CONFIG_MOUNT}/{EXPERIMENT_FILE}",
+          "shutdownAfterJobFinishes": True,
+          "ttlSecondsAfterFinished": 3600,
+          "backoffLimit": 2,  # a failed driver is retried and resumes from the last checkpoint
+          "rayClusterSpec": {
+              "rayVersion": RAY_VERSION,
+              "headGroupSpec": {"rayStartParams": {"num-cpus": "0"},  # the driver and counter only
+                                "template": _pod(experiment, name, "ray-head", cpus=2, extra_limits={})},
+              "workerGroupSpecs": groups}}}
+  policy = {
+      "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+      "metadata": {"name": f"{name}-only-own-pods", "namespace": experiment.namespace},
+      "spec": {"podSelector": {"matchLabels": {JOB_LABEL: name}},
+               "policyTypes": ["Ingress"],
+               "ingress": [{"from": [{"podSelector": {"matchLabels": {JOB_LABEL: name}}}]},
+                           {"from": [{"podSelector": {"matchLabels": {"batch.kubernetes.io/job-name": name}}}],
+                            "ports": [{"protocol": "TCP", "port": RAY_JOB_PORT}]}]}}
+  return [config_map, ray_job, policy]
+
+
+def _pod(experiment: Experiment, name: str, container: str, cpus: int, extra_limits: dict,
+         node_selector: dict | None = None) -> dict:
+  resources = {"cpu": str(cpus), "memory": f"{cpus * MEMORY_PER_CPU_GIB}Gi", **extra_limits}
+  spec = {"containers": [{
+              "name": container, "image": experiment.image,
+              "env": [{"name": "MUJOCO_GL", "value": "egl"}, {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"}],
+              "resources": {"limits": dict(resources), "requests": dict(resources)},
+              "volumeMounts": [{"name": "runs", "mountPath": MOUNT},
+                               {"name": "experiment", "mountPath": CONFIG_MOUNT, "readOnly": True}]}],
+          "volumes": [{"name": "runs", "persistentVolumeClaim": {"claimName": experiment.volume_claim}},
+                      {"name": "experiment", "configMap": {"name": f"{name}-experiment"}}]}
+  if node_selector:
+    spec["nodeSelector"] = node_selector
+  return {"metadata": {"labels": {JOB_LABEL: name}}, "spec": spec}
+
+
+def _worker_group(experiment: Experiment, name: str, group: str, replicas: int, cpus: int,
+                  extra_limits: dict | None = None, node_selector: dict | None = None, hosts: int = 1,
+                  ray_cpus: int | None = None) -> dict:
+  return {"groupName": group, "replicas": replicas, "minReplicas": replicas, "maxReplicas": replicas,
+          "numOfHosts": hosts, "rayStartParams": {"num-cpus": str(cpus if ray_cpus is None else ray_cpus)},
+          "template": _pod(experiment, name, "ray-worker", cpus, extra_limits or {}, node_selector)}
+
+
+def _accelerator_group(experiment: Experiment, name: str, learner: Role) -> dict:
+  count = str(learner.accelerator_count)
+  if learner.accelerator == "tpu":
+    tpu = tpu_slice(experiment.tpu_accelerator, experiment.tpu_topology)
+    return _worker_group(experiment, name, "tpu-learner", 1, cpus=8, extra_limits={"google.com/tpu": count},
+                         node_selector={"cloud.google.com/gke-tpu-accelerator": tpu.accelerator,
+                                        "cloud.google.com/gke-tpu-topology": tpu.topology},
+                         hosts=tpu.hosts, ray_cpus=1)
+  return _worker_group(experiment, name, "gpu-learner", 1, cpus=8, extra_limits={"nvidia.com/gpu": count},
+                       node_selector={"cloud.google.com/gke-accelerator": experiment.gpu_accelerator}, ray_cpus=1)
+
+
+def validate(manifests: list[dict]) -> None:
+  """Offline checks of what the API server and KubeRay would reject or silently mis-schedule."""
+  problems = []
+  for manifest in manifests:
+    kind, name = manifest.get("kind"), manifest.get("metadata", {}).get("name", "")
+    if not _NAME.match(name):
+      problems.append(f"{kind} name {name!r} is not a valid Kubernetes name (lowercase, digits, '-', <= 63)")
+    if kind != "RayJob":
+      continue
+    cluster = manifest["spec"]["rayClusterSpec"]
+    templates = [("head", cluster["headGroupSpec"]["template"])]
+    for group in cluster["workerGroupSpecs"]:
+      templates.append((group["groupName"], group["template"]))
+      if not group["minReplicas"] <= group["replicas"] <= group["maxReplicas"] or group["numOfHosts"] < 1:
+        problems.append(f"worker group {group['groupName']}: replicas/hosts out of range")
+    for group_name, template in templates:
+      for container in template["spec"]["containers"]:
+        limits, requests = container["resources"]["limits"], container["resources"]["requests"]
+        if not container.get("image"):
+          problems.append(f"{group_name}: container {container['name']} has no image")
+        for accelerator in ("google.com/tpu", "nvidia.com/gpu"):
+          if limits.get(accelerator) != requests.get(accelerator):
+            problems.append(f"{group_name}: {accelerator} limits and requests must be equal")
+        if "google.com/tpu" in limits and not {"cloud.google.com/gke-tpu-accelerator",
+                                                "cloud.google.com/gke-tpu-topology"} <= set(
+                                                    template["spec"].get("nodeSelector", {})):
+          problems.append(f"{group_name}: TPU pods need gke-tpu-accelerator and gke-tpu-topology node selectors")
+  if problems:
+    raise ValueError("invalid cluster manifests:\n  - " + "\n  - ".join(problems))
+
+
+def write(manifests: list[dict], directory: pathlib.Path) -> list[pathlib.Path]:
+  import yaml
+  directory.mkdir(parents=True, exist_ok=True)
+  paths = []
+  for index, manifest in enumerate(manifests):
+    path = directory / f"{index:02d}-{manifest['kind'].lower()}.yaml"
+    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
+    paths.append(path)
+  return paths
+
+
+def launch(experiment: Experiment, dry_run: bool = False) -> dict:
+  """Renders, validates and writes the manifests; applies them with kubectl unless `dry_run`."""
+  manifests = render(experiment)
+  validate(manifests)
+  directory = experiment.out_dir / "manifests"
+  paths = write(manifests, directory)
+  result = {"mode": "cluster", "job": job_name(experiment), "manifests": [str(p) for p in paths],
+            "submitted": False}
+  if dry_run:
+    return result
+  kubectl = shutil.which("kubectl")
+  if kubectl is None:
+    raise ValueError(f"cluster mode needs kubectl, configured for a GKE cluster with the KubeRay operator; it is "
+                     f"not installed. The manifests are in {directory}: apply them with `kubectl apply -f "
+                     f"{directory}` from a machine that has it, or use --dry-run.")
+  applied = subprocess.run([kubectl, "apply", "-f", str(directory)], capture_output=True, text=True)
+  if applied.returncode != 0:
+    raise ValueError(f"kubectl apply failed (is kubectl pointed at a cluster with the KubeRay operator?):\n"
+                     f"{applied.stderr.strip()}\nThe manifests are in {directory}.")
+  print(applied.stdout.strip())
+  print(f"follow the driver with: kubectl logs -f -n {experiment.namespace} job/{result['job']}")
+  return {**result, "submitted": True}
+
+
+def run_in_cluster(experiment_file: str) -> dict:
+  """The RayJob's entrypoint: local mode's driver attached to the Ray cluster it runs in."""
+  from launch import local
+  experiment = load_experiment(pathlib.Path(experiment_file).parent)
+  resume = (experiment.out_dir / EXPERIMENT_FILE).exists()  # a retried driver continues the run
+  prepare_output_dir(experiment, resume=resume, overwrite=False)
+  return local.run(experiment, ray_address="auto")
+
+
+if __name__ == "__main__":
+  print(json.dumps(run_in_cluster(sys.argv[1]), indent=2, default=str))
