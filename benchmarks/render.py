@@ -28,8 +28,12 @@ def _measure(step, seconds: float) -> float:
   return count / (time.perf_counter() - start)
 
 
-def measure_in_this_process(task: str, quality: str, seconds: float, size: int = 84) -> dict[str, float]:
-  """Frames/s of the bare loop and of the wrapped env (frame stack 3, action repeat 2), same settings."""
+def bare_loops(task: str, quality: str, size: int = 84, action_repeat: int = 2) -> dict:
+  """Two bare dm_control loops doing what one wrapped agent step does: `action_repeat` physics steps and a render.
+
+  "bare" renders with `physics.render` (a new MuJoCo scene per frame, the usual loop); "bare_camera" reuses
+  one `Camera`, as the wrapper does.
+  """
   import numpy as np
   from environments import dmc
   from environments import rendering
@@ -40,27 +44,34 @@ def measure_in_this_process(task: str, quality: str, seconds: float, size: int =
   rendering.apply_render_quality(bare.physics, quality, size, size)
   zeros = np.zeros(bare.action_spec().shape)
   camera = dmc.default_camera(domain)
+  reused_camera = mujoco_engine.Camera(bare.physics, size, size, camera)
 
   def physics_steps():
-    for _ in range(2):
+    for _ in range(action_repeat):
       if bare.step(zeros).last():
         bare.reset()
 
-  def bare_step():  # two physics steps and one render: what action repeat 2 costs without the wrapper
+  def bare_step():
     physics_steps()
     bare.physics.render(size, size, camera_id=camera)
-
-  reused_camera = mujoco_engine.Camera(bare.physics, size, size, camera)
 
   def bare_camera_step():
     physics_steps()
     reused_camera.render().copy()
 
+  return {"bare": bare_step, "bare_camera": bare_camera_step}
+
+
+def measure_in_this_process(task: str, quality: str, seconds: float, size: int = 84) -> dict[str, float]:
+  """Frames/s of the bare loop and of the wrapped env (frame stack 3, action repeat 2), same settings."""
+  import numpy as np
+  from environments import dmc
+
   wrapped = dmc.load(task, size=size, render_quality=quality, seed=0)
   wrapped.reset()
   action = np.zeros(wrapped.action_spec().shape, np.float32)
   # Interleave the two loops twice so that a burst of load on the machine hits both alike.
-  loops = {"bare": bare_step, "bare_camera": bare_camera_step, "wrapped": lambda: wrapped.step(action)}
+  loops = {**bare_loops(task, quality, size), "wrapped": lambda: wrapped.step(action)}
   results = {name: 0.0 for name in loops}
   for _ in range(2):
     for name, loop in loops.items():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import pathlib
 import threading
 import time
 from typing import Iterator
@@ -44,6 +45,17 @@ def connect(address: str, timeout_s: float = 30.0, first_backoff_s: float = 0.1)
           "the address right? In local and cluster modes it is started by the launcher.")
     time.sleep(min(backoff, remaining))
     backoff = min(backoff * 2, 2.0)
+
+
+def held_bytes(client: reverb.Client) -> int:
+  """Bytes of replay data the server holds, measured as the size of a checkpoint it writes now.
+
+  Checkpoints store the server's chunks as they sit in memory (compressed), so this is the memory replay
+  costs. The server must have been created with a checkpointer, e.g.
+  `reverb.Server(tables, checkpointer=reverb.checkpointers.DefaultCheckpointer(directory))`.
+  """
+  path = pathlib.Path(client.checkpoint())
+  return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 def describe_tables(client: reverb.Client, timeout_s: int = 2) -> str:

@@ -1,6 +1,5 @@
 """Transitions sampled from a real Reverb server equal a naive reference computed from the episode."""
 
-import pathlib
 import time
 
 import dm_env
@@ -112,12 +111,6 @@ def test_sampled_transitions_equal_the_naive_reference(lengths, terminates, fram
     assert got["discount"] == pytest.approx(want["discount"], rel=1e-5, abs=1e-7)
 
 
-def _checkpoint_bytes(client) -> int:
-  """Bytes of the server's checkpoint: its chunks are what replay holds in memory (zstd-compressed)."""
-  path = pathlib.Path(client.checkpoint())
-  return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
 def test_each_frame_is_stored_once_per_step(tmp_path):
   """Incompressible frames make the checkpoint size a count of stored frames: one per step plus padding."""
   k, n, steps, frame = 3, 3, 60, (32, 32, 3)
@@ -134,7 +127,7 @@ def test_each_frame_is_stored_once_per_step(tmp_path):
     step = dm_env.truncation if i == steps - 1 else dm_env.transition
     adder.observe(np.zeros(1, np.float32), step(0.0, {"pixels": _stack(frames, i + 1, k)}))
   adder.close()
-  stored = _checkpoint_bytes(client)
+  stored = replay.held_bytes(client)
   server.stop()
   assert adder.items_created == steps
   records = steps + (k - 1) + n  # steps, leading copies of the first frame, final frame + n-1 trailing

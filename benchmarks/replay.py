@@ -1,0 +1,118 @@
+"""Replay cost per environment step and learner-side sample throughput, measured in one run.
+
+1. Memory: episodes of random (incompressible) 84x84x3 frames with frame stack 3 are written through the
+   actors' adder for n-step 3, 4 and 5; the server's checkpoint size (`rlrep.replay.held_bytes`) is what it
+   holds. The naive layout stores stacked `obs` and `next_obs` in every transition: 2 x 3 frames per step.
+2. Throughput: the learner's input pipeline (`make_dataset`, batch 256) sampling 84x84x9 transitions from a
+   filled table, alone; then the D4PG learner consuming that pipeline, to compare what replay supplies with
+   what the learner takes (and how long the learner waits for it).
+
+Usage: python benchmarks/replay.py [--seconds 20] [--steps 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import dm_env  # noqa: E402
+import numpy as np  # noqa: E402
+import reverb  # noqa: E402
+from dm_env import specs  # noqa: E402
+
+import rlrep  # noqa: E402
+from agents.d4pg import D4PGConfig  # noqa: E402
+from agents.d4pg.learning import Learner  # noqa: E402
+from rlrep import replay  # noqa: E402
+
+FRAME, STACK = (84, 84, 3), 3
+OBSERVATION_SPEC = {"pixels": specs.BoundedArray(FRAME[:2] + (3 * STACK,), np.uint8, 0, 255, name="pixels")}
+ACTION_SPEC = specs.BoundedArray((6,), np.float32, -1.0, 1.0, name="action")
+
+
+def write_episodes(adder: replay.NStepFrameAdder, steps: int, episode_length: int = 500) -> None:
+  rng = np.random.default_rng(0)
+  frames: list[np.ndarray] = []
+
+  def observation():
+    frames.append(rng.integers(0, 256, FRAME, dtype=np.uint8))
+    stack = [frames[max(0, len(frames) - STACK + i)] for i in range(STACK)]
+    return {"pixels": np.concatenate(stack, axis=-1)}
+
+  written = 0
+  while written < steps:
+    frames.clear()
+    adder.observe_first(dm_env.restart(observation()))
+    for t in range(min(episode_length, steps - written)):
+      last = t == episode_length - 1 or written + t + 1 == steps
+      step = dm_env.truncation if last else dm_env.transition
+      adder.observe(rng.uniform(-1, 1, 6).astype(np.float32), step(float(rng.uniform()), observation()))
+    written += min(episode_length, steps - written)
+  adder.close()
+
+
+def bytes_per_step(n_step: int, steps: int) -> float:
+  layout = replay.StepLayout.from_specs(OBSERVATION_SPEC, ACTION_SPEC, STACK, n_step)
+  with tempfile.TemporaryDirectory() as directory:
+    server = reverb.Server([reverb.Table.queue(replay.REPLAY_TABLE, 100_000, signature=layout.item_signature())],
+                           checkpointer=reverb.checkpointers.DefaultCheckpointer(directory))
+    client = reverb.Client(f"localhost:{server.port}")
+    write_episodes(replay.NStepFrameAdder(client, layout), steps)
+    held = replay.held_bytes(client)
+    server.stop()
+  return held / steps
+
+
+def _rate(next_batch, seconds: float) -> float:
+  next_batch()
+  count, start = 0, time.perf_counter()
+  while time.perf_counter() - start < seconds:
+    next_batch()
+    count += 1
+  return count / (time.perf_counter() - start)
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--seconds", type=float, default=20.0, help="measuring time per throughput figure")
+  parser.add_argument("--steps", type=int, default=1000, help="environment steps written per memory figure")
+  parser.add_argument("--batch", type=int, default=256)
+  args = parser.parse_args()
+
+  naive = 2 * STACK * int(np.prod(FRAME))
+  print(f"Replay bytes per environment step, 84x84x3 frames, frame stack {STACK} "
+        f"(one raw frame = {int(np.prod(FRAME)):,d} bytes; naive stacked obs + next_obs = {naive:,d} bytes):")
+  for n_step in (3, 4, 5):
+    ours = bytes_per_step(n_step, args.steps)
+    print(f"  n-step {n_step}: {ours:10,.0f} bytes/step = {ours / np.prod(FRAME):.2f} raw frames; "
+          f"naive / ours = {naive / ours:.1f}x")
+
+  config = D4PGConfig(batch_size=args.batch, samples_per_insert=None, min_replay_size=1)
+  layout = replay.StepLayout.from_specs(OBSERVATION_SPEC, ACTION_SPEC, STACK, config.n_step)
+  server = reverb.Server([replay.replay_table(layout, config.replay)])
+  address = f"localhost:{server.port}"
+  write_episodes(replay.NStepFrameAdder(reverb.Client(address), layout), 2000)
+  batches = iter(replay.make_dataset(address, layout, config.discount, args.batch))
+  supplied = _rate(lambda: next(batches), args.seconds) * args.batch
+
+  replicator = rlrep.make_replicator("cpu:1")
+  input_fn = replay.make_input_fn(address, layout, config.discount, args.batch)
+  learner = Learner(replicator, OBSERVATION_SPEC, ACTION_SPEC, config,
+                    lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)))
+  learner.step()
+  waited_before, start = learner.input_wait_s, time.perf_counter()
+  consumed = _rate(learner.step, args.seconds) * args.batch
+  wait_share = (learner.input_wait_s - waited_before) / (time.perf_counter() - start)
+  server.stop()
+  print(f"Sampling 84x84x9 transitions, batch {args.batch} ({os.cpu_count()} cores):")
+  print(f"  replay input pipeline alone   {supplied:8,.0f} transitions/s")
+  print(f"  D4PG learner consumes         {consumed:8,.0f} transitions/s (waiting for input {wait_share:.0%})")
+  print(f"  supply / consumption          {supplied / consumed:8.1f}x")
+
+
+if __name__ == "__main__":
+  main()
