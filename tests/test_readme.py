@@ -19,3 +19,11 @@ def test_ci_runs_the_readme_test_command_verbatim():
 def test_readme_has_one_setup_and_run_command_for_the_main_job():
   main_command = _readme_commands()[0]
   assert main_command.startswith("bash scripts/setup.sh && .venv/bin/rlrep ")
+
+
+def test_the_main_job_is_a_short_inprocess_pixel_training_run():
+  from launch import cli
+  arguments = _readme_commands()[0].split(".venv/bin/rlrep ", 1)[1].split()
+  parsed = cli.build_parser().parse_args(arguments)
+  assert parsed.command == "train" and parsed.mode in (None, "inprocess", "local")
+  assert parsed.pixels in (None, True) and parsed.frames <= 50_000 and parsed.overwrite  # re-runnable

@@ -2,7 +2,7 @@
 
 Sources: the D4PG paper (Barth-Maron et al., 2018), Acme's D4PG defaults, the DMC tech report's pixel
 encoder (2 conv layers, FC-50, LayerNorm, tanh; encoder trained by the critic only) and DrQ's random shift.
-Every field can be overridden from `rlrep train` as `--set field=value`.
+Every field is an `rlrep train` option: `--field-name value`.
 """
 
 from __future__ import annotations

@@ -115,3 +115,36 @@ def test_help_documents_every_agent_setting():
   for option in ("--frames", "--replicas", "--resume", "--overwrite", "--samples-per-insert", "--no-pixels",
                  "--target-update-tau", "--hidden-sizes", "(default: 256)"):
     assert option in help_text
+
+
+def test_ctrl_c_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path):
+  import os
+  import signal
+  import subprocess
+  import sys
+  import time
+  out = tmp_path / "interrupted"
+  process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *TINY_PIXELS, "--frames", "1000000",
+                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  try:
+    deadline = time.monotonic() + 300
+    while not any(r["learner_steps"] > 5 for r in _train_rows(out)):
+      assert process.poll() is None and time.monotonic() < deadline, "the run never got going"
+      time.sleep(1)
+    process.send_signal(signal.SIGINT)
+    interrupted = time.monotonic()
+    output, _ = process.communicate(timeout=120)
+    stopping_s = time.monotonic() - interrupted
+  finally:
+    if process.poll() is None:
+      os.kill(process.pid, signal.SIGKILL)
+  assert process.returncode == 0, output[-3000:]
+  summary = json.loads((out / "summary.json").read_text())
+  assert summary["stop_reason"] == "interrupted (Ctrl-C)"
+  assert json.loads((out / "checkpoints" / "state.json").read_text())["learner_steps"] == summary["learner_steps"]
+  assert stopping_s < 60, f"stopping took {stopping_s:.0f}s: a role waited out a timeout instead of stopping"
+
+
+def _train_rows(out):
+  path = out / "logs" / "train.csv"
+  return metrics.read_csv(path) if path.exists() else []
