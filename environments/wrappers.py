@@ -160,7 +160,10 @@ class PixelObservation(Wrapper):
     return self._renderer.render().copy()  # the camera returns a view of a buffer it reuses
 
   def close(self) -> None:
+    # Frees the GL context now, on this thread: EGL contexts belong to the thread that made them, and one
+    # left for interpreter exit is freed from the main thread, which fails with EGL_BAD_ACCESS.
     self._renderer = None
+    self._physics.free()
     super().close()
 
   def _convert(self, timestep: dm_env.TimeStep) -> dm_env.TimeStep:

@@ -46,7 +46,8 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
   adder = builder.make_adder(client, watchdog, should_stop=lambda: counter.stop_reason() is not None)
   seed = experiment.seed + 1 + actor_id + 1000 * (starts - 1)  # a restarted actor does not replay its past
   finished: list[float] = []
-  actor = acting.Actor(builder.make_environment(seed), policy, adder,
+  environment = builder.make_environment(seed)
+  actor = acting.Actor(environment, policy, adder,
                        replay.WeightClient(client, builder.config.weights_update_period), policy.params(),
                        seed=seed, episode_callback=lambda stats: finished.append(stats.last_return))
   reported_frames, started = 0, time.perf_counter()
@@ -70,6 +71,7 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
   finally:
     adder.close(finish_episode=False)  # the run is over: the open episode's last items are not needed
     watchdog.close()
+    environment.close()
 
 
 class LearnerRole:
@@ -153,11 +155,14 @@ def run_evaluator(experiment: Experiment, builder, address: str, counter, final_
   Returns the run summary (also written to summary.json).
   """
   evaluator = Evaluator(experiment, builder, address)
-  evaluator.run_periodically(counter)
-  deadline = time.monotonic() + final_wait_s
-  while not counter.snapshot()["learner_done"] and time.monotonic() < deadline:
-    time.sleep(0.2)
-  return evaluator.finish(counter.snapshot())
+  try:
+    evaluator.run_periodically(counter)
+    deadline = time.monotonic() + final_wait_s
+    while not counter.snapshot()["learner_done"] and time.monotonic() < deadline:
+      time.sleep(0.2)
+    return evaluator.finish(counter.snapshot())
+  finally:
+    evaluator.close()
 
 
 class Evaluator:
@@ -218,6 +223,11 @@ class Evaluator:
     if self._pixels:
       return recording.last_frame(timestep.observation["pixels"])
     return self._environment.physics.render(120, 160, camera_id=self._camera)
+
+  def close(self) -> None:
+    """Frees the environment's rendering contexts; call from the evaluating thread."""
+    self._environment.close()
+    self._environment.physics.free()  # state-feature environments render through physics.render
 
   def finish(self, snapshot: dict) -> dict:
     """Final evaluation, the learning-curve PNG and summary.json."""
