@@ -19,6 +19,7 @@ import logging
 import math
 import os
 
+import psutil
 import ray
 
 from launch import roles
@@ -92,6 +93,7 @@ def run(experiment: Experiment, ray_address: str | None = None) -> dict:
   "auto" to use the Ray cluster it runs in.
   """
   program = {role.name: role for role in make_program(experiment)}
+  children_before = {child.pid for child in psutil.Process().children(recursive=True)}
   if ray_address is None:
     cpus = max(os.cpu_count() or 1, math.ceil(sum(role.cpus for role in program.values())))
     ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
@@ -100,7 +102,22 @@ def run(experiment: Experiment, ray_address: str | None = None) -> dict:
   try:
     return _run(experiment, program)
   finally:
+    started = [child for child in psutil.Process().children(recursive=True) if child.pid not in children_before]
     ray.shutdown()
+    _reap(started)
+
+
+def _reap(processes: list[psutil.Process], timeout_s: float = 30.0) -> None:
+  """Waits for the processes this run started to exit, and kills any that outlive `timeout_s`.
+
+  Ray's workers exit by themselves once the private Ray instance is shut down, but not at once (and, their
+  raylet gone, no longer as our descendants); a driver that returned earlier would leave them running.
+  """
+  _, alive = psutil.wait_procs(processes, timeout=timeout_s)
+  for process in alive:
+    logging.warning("killing %s (pid %d): still running %.0fs after Ray shut down", process.name(), process.pid,
+                    timeout_s)
+    process.kill()
 
 
 def _run(experiment: Experiment, program: dict[str, Role]) -> dict:
