@@ -1,8 +1,9 @@
 """D4PG learns: end-to-end `rlrep train` runs judged by the deterministic policy's evaluation return.
 
-cartpole-balance from state features runs in the default suite (about 4 minutes on 2 idle cores; the
-untrained deterministic policy scores about 280 and falls to about 135 when its actions saturate, a
-balancing policy scores over 800). The pixel run is marked `long` (`pytest -m long`): about an hour here.
+cartpole-balance from state features runs in the default suite (about 4 minutes on 2 idle cores). The
+untrained policy's near-zero actions score about 540 (the pole falls slowly); a balancing policy scores
+over 800, and measured runs reach 950-995 by 40k frames. The pixel run is marked `long` (`pytest -m long`):
+about an hour here.
 """
 
 import json
@@ -25,8 +26,7 @@ def test_state_features_cartpole_balance_is_learned_within_60k_frames(tmp_path):
   out = tmp_path / "balance"
   assert cli.main(["train", *STATE_BALANCE, "--frames", "60000", "--out", str(out)]) == 0
   returns = _eval_returns(out)
-  assert returns[0] < 400, "the untrained policy should not balance yet"
-  assert max(returns[-2:]) >= 700, f"evaluation returns {returns}"
+  assert max(returns[-3:]) >= 800 and max(returns[-3:]) >= returns[0] + 250, f"evaluation returns {returns}"
   summary = json.loads((out / "summary.json").read_text())
   assert summary["learner_steps"] > 3000
 
@@ -39,4 +39,4 @@ def test_pixels_cartpole_balance_is_learned(tmp_path):
                    "--target-update-tau", "0.01", "--eval-every-frames", "10000", "--eval-episodes", "2",
                    "--video-format", "gif", "--frames", "150000", "--out", str(out)]) == 0
   returns = _eval_returns(out)
-  assert max(returns[-3:]) >= 2 * returns[0], f"evaluation returns {returns}"
+  assert max(returns[-3:]) >= 800, f"evaluation returns {returns}"
