@@ -28,6 +28,9 @@ class D4PGConfig:
     target_update_period: copy online to target networks every this many learner steps (used when tau = 0).
     target_update_tau: Polyak averaging rate per step instead of periodic copies (0 = periodic copies).
     sigma: Gaussian exploration noise (actions lie in [-1, 1]).
+    saturation_penalty: weight of mean(pre-tanh policy output ** 2) in the policy loss. Without it the
+      policy can run to an action bound in the first hundred updates, where tanh is flat and the critic's
+      gradient no longer moves it (measured: cartpole from pixels held at the bound for 7,500 updates).
     conv_channels, feature_dim: pixel encoder: two 3x3 conv layers (first stride 2), then FC + LN + tanh.
     hidden_sizes: policy and critic MLP widths.
     augment: random shift (pad 4, crop back) of learner observations, as DrQ; pixels only.
@@ -51,6 +54,7 @@ class D4PGConfig:
   target_update_period: int = 100
   target_update_tau: float = 0.0
   sigma: float = 0.2
+  saturation_penalty: float = 0.01
   conv_channels: int = 32
   feature_dim: int = 50
   hidden_sizes: tuple[int, ...] = (256, 256)
@@ -75,6 +79,8 @@ class D4PGConfig:
       problems.append(f"target_update_period must be >= 1, got {self.target_update_period}")
     if not 0.0 <= self.target_update_tau <= 1.0:
       problems.append(f"target_update_tau must be in [0, 1], got {self.target_update_tau}")
+    if self.saturation_penalty < 0:
+      problems.append(f"saturation_penalty must be >= 0 (0 = off), got {self.saturation_penalty}")
     if self.sigma < 0:
       problems.append(f"sigma must be >= 0, got {self.sigma}")
     if not self.hidden_sizes or min(self.hidden_sizes) < 1:

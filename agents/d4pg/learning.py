@@ -128,8 +128,10 @@ def update(state: LearnerState, batch: dict, config: D4PGConfig) -> dict[str, tf
     logits = online.critic(features, action)
     critic_loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=target_probs, logits=logits))
     fixed_features = tf.stop_gradient(features)
-    policy_q = online.critic.expected_value(online.critic(fixed_features, online.policy(fixed_features)))
-    policy_loss = -tf.reduce_mean(policy_q)
+    preactivation = online.policy.preactivation(fixed_features)
+    policy_q = online.critic.expected_value(online.critic(fixed_features, online.policy.squash(preactivation)))
+    # Pulls saturated outputs back to where tanh passes the critic's gradient (see config).
+    policy_loss = -tf.reduce_mean(policy_q) + config.saturation_penalty * tf.reduce_mean(preactivation ** 2)
   state.critic_optimizer.apply_gradients(zip(tape.gradient(critic_loss, state.critic_variables),
                                              state.critic_variables))
   state.policy_optimizer.apply_gradients(zip(tape.gradient(policy_loss, state.policy_variables),

@@ -70,6 +70,7 @@ class Policy(tf.Module):
   The output layer starts near zero (as Acme's D4PG): a policy that starts with large pre-tanh outputs sits
   where tanh is flat, the critic's gradient no longer reaches it, and it stays at an action bound for good
   (measured here: cartpole from pixels stuck at the bound for 7,000 updates while the critic preferred 0).
+  Near-zero initialisation alone does not prevent that; the learner also penalises large pre-tanh outputs.
   """
 
   def __init__(self, action_spec: specs.BoundedArray, config: D4PGConfig, name: str = "policy"):
@@ -81,10 +82,17 @@ class Policy(tf.Module):
                                     tf.keras.initializers.VarianceScaling(1e-4))
 
   def __call__(self, features: tf.Tensor) -> tf.Tensor:
+    return self.squash(self.preactivation(features))
+
+  def preactivation(self, features: tf.Tensor) -> tf.Tensor:
+    """The policy's output before tanh (where the learner's saturation penalty applies)."""
     x = features
     for layer in self.layers:
       x = layer(x)
-    return self._low + (tf.tanh(x) + 1.0) * 0.5 * (self._high - self._low)
+    return x
+
+  def squash(self, preactivation: tf.Tensor) -> tf.Tensor:
+    return self._low + (tf.tanh(preactivation) + 1.0) * 0.5 * (self._high - self._low)
 
 
 class Critic(tf.Module):
