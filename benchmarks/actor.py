@@ -20,7 +20,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import reverb  # noqa: E402
 
 from agents.d4pg import D4PGBuilder, D4PGConfig  # noqa: E402
-from render import _measure, bare_loops  # noqa: E402  (benchmarks/render.py)
+from render import bare_loops, calls_per_second  # noqa: E402  (benchmarks/render.py)
 from rlrep import acting, replay  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def main() -> None:
   rounds, rates = 3, {name: 0.0 for name in loops}
   for _ in range(rounds):
     for name, loop in loops.items():
-      rates[name] += frames_per_step * _measure(loop, args.seconds / rounds) / rounds
+      rates[name] += frames_per_step * calls_per_second(loop, args.seconds / rounds) / rounds
   server.stop()
   print(f"{args.task}, 84x84, frame stack 3, action repeat 2, render quality {args.render_quality} "
         f"({os.environ.get('MUJOCO_GL')}, {os.cpu_count()} cores):")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -23,6 +22,7 @@ import tensorflow as tf  # noqa: E402
 from dm_env import specs  # noqa: E402
 
 import rlrep  # noqa: E402
+from render import calls_per_second  # noqa: E402  (benchmarks/render.py)
 from agents.d4pg import D4PGConfig  # noqa: E402
 from agents.d4pg.learning import Learner, LearnerState, update  # noqa: E402
 
@@ -37,14 +37,6 @@ def random_batch(batch_size: int, seed: int = 0) -> dict:
           "action": rng.uniform(-1, 1, (batch_size, 6)).astype(np.float32),
           "reward": rng.uniform(0, 6, batch_size).astype(np.float32),
           "discount": np.full(batch_size, 0.99 ** 3, np.float32)}
-
-
-def _rate(step, seconds: float) -> float:
-  count, start = 0, time.perf_counter()
-  while time.perf_counter() - start < seconds:
-    step()
-    count += 1
-  return count / (time.perf_counter() - start)
 
 
 def main() -> None:
@@ -68,13 +60,11 @@ def main() -> None:
   def plain_step():
     return {name: float(value) for name, value in plain_update(next(plain_batches)).items()}
 
-  for step in (learner.step, plain_step):  # tracing and first-call costs stay out of the rates
-    step()
   rounds = 3
   rates = {"rlrep": [], "plain": []}
   for _ in range(rounds):
-    rates["rlrep"].append(_rate(learner.step, args.seconds / rounds))
-    rates["plain"].append(_rate(plain_step, args.seconds / rounds))
+    rates["rlrep"].append(calls_per_second(learner.step, args.seconds / rounds))
+    rates["plain"].append(calls_per_second(plain_step, args.seconds / rounds))
   replicated, plain = (float(np.mean(rates[k])) for k in ("rlrep", "plain"))
   print(f"D4PG learner from pixels, batch {args.batch}, 84x84x9, 1 replica ({os.cpu_count()} cores):")
   print(f"  rlrep Learner.step      {replicated:6.2f} updates/s  ({replicated * args.batch:,.0f} transitions/s)")

@@ -19,8 +19,9 @@ import sys
 import time
 
 
-def _measure(step, seconds: float) -> float:
-  step()  # first render creates the GL context
+def calls_per_second(step, seconds: float) -> float:
+  """How often `step()` runs per second over `seconds`, after one untimed warm-up call."""
+  step()  # first-call costs (a GL context, a tf.function trace) stay out of the rate
   count, start = 0, time.perf_counter()
   while time.perf_counter() - start < seconds:
     step()
@@ -75,7 +76,7 @@ def measure_in_this_process(task: str, quality: str, seconds: float, size: int =
   results = {name: 0.0 for name in loops}
   for _ in range(2):
     for name, loop in loops.items():
-      results[name] += 2 * _measure(loop, seconds / 3) / 2
+      results[name] += 2 * calls_per_second(loop, seconds / 3) / 2
   return {**results, "backend": os.environ["MUJOCO_GL"]}
 
 

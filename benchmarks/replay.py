@@ -25,6 +25,7 @@ import reverb  # noqa: E402
 from dm_env import specs  # noqa: E402
 
 import rlrep  # noqa: E402
+from render import calls_per_second  # noqa: E402  (benchmarks/render.py)
 from agents.d4pg import D4PGConfig  # noqa: E402
 from agents.d4pg.learning import Learner  # noqa: E402
 from rlrep import replay  # noqa: E402
@@ -67,15 +68,6 @@ def bytes_per_step(n_step: int, steps: int) -> float:
   return held / steps
 
 
-def _rate(next_batch, seconds: float) -> float:
-  next_batch()
-  count, start = 0, time.perf_counter()
-  while time.perf_counter() - start < seconds:
-    next_batch()
-    count += 1
-  return count / (time.perf_counter() - start)
-
-
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--seconds", type=float, default=20.0, help="measuring time per throughput figure")
@@ -97,7 +89,7 @@ def main() -> None:
   address = f"localhost:{server.port}"
   write_episodes(replay.NStepFrameAdder(reverb.Client(address), layout), 2000)
   batches = iter(replay.make_dataset(address, layout, config.discount, args.batch))
-  supplied = _rate(lambda: next(batches), args.seconds) * args.batch
+  supplied = calls_per_second(lambda: next(batches), args.seconds) * args.batch
 
   replicator = rlrep.make_replicator("cpu:1")
   input_fn = replay.make_input_fn(address, layout, config.discount, args.batch)
@@ -105,7 +97,7 @@ def main() -> None:
                     lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)))
   learner.step()
   waited_before, start = learner.input_wait_s, time.perf_counter()
-  consumed = _rate(learner.step, args.seconds) * args.batch
+  consumed = calls_per_second(learner.step, args.seconds) * args.batch
   wait_share = (learner.input_wait_s - waited_before) / (time.perf_counter() - start)
   server.stop()
   print(f"Sampling 84x84x9 transitions, batch {args.batch} ({os.cpu_count()} cores):")
