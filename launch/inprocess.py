@@ -7,7 +7,10 @@ only as far as the seeds go (environments, networks and augmentation are seeded;
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
+from typing import Iterator
 
 import rlrep
 from launch import roles
@@ -45,11 +48,12 @@ def run(experiment: Experiment) -> dict:
   evaluation = guarded("evaluator", roles.run_evaluator, experiment, builder, address, counter)
   try:
     try:
-      learner = roles.LearnerRole(experiment, builder, address, counter, replicator)
-      for thread in [*actors, evaluation]:
-        thread.start()
-      learner.run()
-    except KeyboardInterrupt:
+      with _ctrl_c_requests_stop(counter):
+        learner = roles.LearnerRole(experiment, builder, address, counter, replicator)
+        for thread in [*actors, evaluation]:
+          thread.start()
+        learner.run()
+    except KeyboardInterrupt:  # a second Ctrl-C, or one before the handler was in place
       counter.request_stop("interrupted (Ctrl-C)")
     finally:
       counter.request_stop("learner finished")
@@ -61,6 +65,31 @@ def run(experiment: Experiment) -> dict:
   if failures:
     raise failures[0]
   return summary
+
+
+@contextlib.contextmanager
+def _ctrl_c_requests_stop(counter: Counter) -> Iterator[None]:
+  """While inside, a first Ctrl-C asks every role to stop (the learner checkpoints on its way out).
+
+  A KeyboardInterrupt raised at an arbitrary point of the learner (the main thread) can land inside
+  TensorFlow's own context managers and leave them broken ("Exiting device scope without proper scope
+  nesting"), so the first Ctrl-C only sets the stop signal. A second one raises KeyboardInterrupt as usual.
+  """
+  if threading.current_thread() is not threading.main_thread():
+    yield  # signal handlers belong to the main thread; callers elsewhere keep Python's default
+    return
+
+  def request_stop(signum, frame):
+    counter.request_stop("interrupted (Ctrl-C)")
+    print("interrupted: stopping every role (the learner writes a final checkpoint); Ctrl-C again to abort",
+          flush=True)
+    signal.signal(signal.SIGINT, previous)
+
+  previous = signal.signal(signal.SIGINT, request_stop)
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, previous)
 
 
 def _join(threads: list[threading.Thread]) -> None:
