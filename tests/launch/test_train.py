@@ -140,7 +140,7 @@ def test_ctrl_c_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path):
       os.kill(process.pid, signal.SIGKILL)
   assert process.returncode == 0, output[-3000:]
   summary = json.loads((out / "summary.json").read_text())
-  assert summary["stop_reason"] == "interrupted (Ctrl-C)"
+  assert summary["stop_reason"] == "interrupted (Ctrl-C)" and "Ctrl-C again to abort" in output
   assert json.loads((out / "checkpoints" / "state.json").read_text())["learner_steps"] == summary["learner_steps"]
   assert stopping_s < 60, f"stopping took {stopping_s:.0f}s: a role waited out a timeout instead of stopping"
 
