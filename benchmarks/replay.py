@@ -3,16 +3,20 @@
 1. Memory: episodes of random (incompressible) 84x84x3 frames with frame stack 3 are written through the
    actors' adder for n-step 3, 4 and 5; the server's checkpoint size (`rlrep.replay.held_bytes`) is what it
    holds. The naive layout stores stacked `obs` and `next_obs` in every transition: 2 x 3 frames per step.
-2. Throughput: the learner's input pipeline (`make_dataset`, batch 256) sampling 84x84x9 transitions from a
+   The floor is one frame per observation: T + 1 for an episode of T steps.
+2. Chunk length: memory per step against the input pipeline's sampling rate (every sample decompresses the
+   chunks it touches), for a few chunk lengths; the default is marked.
+3. Throughput: the learner's input pipeline (`make_dataset`, batch 256) sampling 84x84x9 transitions from a
    filled table, alone; then the D4PG learner consuming that pipeline, to compare what replay supplies with
    what the learner takes (and how long the learner waits for it).
 
-Usage: python benchmarks/replay.py [--seconds 20] [--steps 400]
+Usage: python benchmarks/replay.py [--seconds 20] [--steps 1000]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 import time
@@ -56,16 +60,35 @@ def write_episodes(adder: replay.NStepFrameAdder, steps: int, episode_length: in
   adder.close()
 
 
-def bytes_per_step(n_step: int, steps: int) -> float:
+def bytes_per_step(n_step: int, steps: int, chunk_length: int) -> float:
   layout = replay.StepLayout.from_specs(OBSERVATION_SPEC, ACTION_SPEC, STACK, n_step)
   with tempfile.TemporaryDirectory() as directory:
     server = reverb.Server([reverb.Table.queue(replay.REPLAY_TABLE, 100_000, signature=layout.item_signature())],
                            checkpointer=reverb.checkpointers.DefaultCheckpointer(directory))
     client = reverb.Client(f"localhost:{server.port}")
-    write_episodes(replay.NStepFrameAdder(client, layout), steps)
+    write_episodes(replay.NStepFrameAdder(client, layout, chunk_length=chunk_length), steps)
     held = replay.held_bytes(client)
     server.stop()
   return held / steps
+
+
+def filled_table(config: D4PGConfig) -> tuple[reverb.Server, replay.StepLayout]:
+  """A replay server holding 2,000 steps written through the adder with `config`'s chunk length."""
+  layout = replay.StepLayout.from_specs(OBSERVATION_SPEC, ACTION_SPEC, STACK, config.n_step)
+  server = reverb.Server([replay.replay_table(layout, config.replay)])
+  adder = replay.NStepFrameAdder(reverb.Client(f"localhost:{server.port}"), layout,
+                                 chunk_length=config.replay.chunk_length)
+  write_episodes(adder, 2000)
+  return server, layout
+
+
+def sampled_per_second(config: D4PGConfig, seconds: float) -> float:
+  """Transitions per second out of the input pipeline (`make_dataset`) alone."""
+  server, layout = filled_table(config)
+  batches = iter(replay.make_dataset(f"localhost:{server.port}", layout, config.discount, config.batch_size))
+  rate = calls_per_second(lambda: next(batches), seconds) * config.batch_size
+  server.stop()
+  return rate
 
 
 def main() -> None:
@@ -75,24 +98,29 @@ def main() -> None:
   parser.add_argument("--batch", type=int, default=256)
   args = parser.parse_args()
 
-  naive = 2 * STACK * int(np.prod(FRAME))
-  print(f"Replay bytes per environment step, 84x84x3 frames, frame stack {STACK} "
-        f"(one raw frame = {int(np.prod(FRAME)):,d} bytes; naive stacked obs + next_obs = {naive:,d} bytes):")
-  for n_step in (3, 4, 5):
-    ours = bytes_per_step(n_step, args.steps)
-    print(f"  n-step {n_step}: {ours:10,.0f} bytes/step = {ours / np.prod(FRAME):.2f} raw frames; "
-          f"naive / ours = {naive / ours:.1f}x")
-
   config = D4PGConfig(batch_size=args.batch, samples_per_insert=None, min_replay_size=1)
-  layout = replay.StepLayout.from_specs(OBSERVATION_SPEC, ACTION_SPEC, STACK, config.n_step)
-  server = reverb.Server([replay.replay_table(layout, config.replay)])
-  address = f"localhost:{server.port}"
-  write_episodes(replay.NStepFrameAdder(reverb.Client(address), layout), 2000)
-  batches = iter(replay.make_dataset(address, layout, config.discount, args.batch))
-  supplied = calls_per_second(lambda: next(batches), args.seconds) * args.batch
+  default_chunk = config.replay.chunk_length
+  frame_bytes, naive = int(np.prod(FRAME)), 2 * STACK * int(np.prod(FRAME))
+  print(f"Replay bytes per environment step, 84x84x3 frames, frame stack {STACK}, chunk length {default_chunk} "
+        f"(one raw frame = {frame_bytes:,d} bytes; naive stacked obs + next_obs = {naive:,d} bytes):")
+  for n_step in (3, 4, 5):
+    ours = bytes_per_step(n_step, args.steps, default_chunk)
+    print(f"  n-step {n_step}: {ours:10,.0f} bytes/step = {ours / frame_bytes:.4f} raw frames; "
+          f"naive / ours = {naive / ours:.2f}x")
+  print("  floor: one frame per observation, T + 1 per episode of T steps "
+        f"({(500 + 1) / 500:.3f} frames/step for the 500-step episodes written here)")
 
+  print(f"Chunk length trade-off (n-step {config.n_step}, batch {args.batch}):")
+  for chunk_length in sorted({1, 4, default_chunk, 2 * default_chunk}):
+    memory = bytes_per_step(config.n_step, args.steps, chunk_length) / frame_bytes
+    rate = sampled_per_second(dataclasses.replace(config, replay_chunk_length=chunk_length), args.seconds / 2)
+    print(f"  {chunk_length:3d} steps: {memory:.4f} raw frames/step, {rate:7,.0f} transitions/s sampled"
+          f"{'  (default)' if chunk_length == default_chunk else ''}")
+
+  supplied = sampled_per_second(config, args.seconds)
+  server, layout = filled_table(config)
   replicator = rlrep.make_replicator("cpu:1")
-  input_fn = replay.make_input_fn(address, layout, config.discount, args.batch)
+  input_fn = replay.make_input_fn(f"localhost:{server.port}", layout, config.discount, args.batch)
   learner = Learner(replicator, OBSERVATION_SPEC, ACTION_SPEC, config,
                     lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)))
   learner.step()

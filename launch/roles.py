@@ -29,6 +29,7 @@ from rlrep import acting, replay
 
 ACTOR_REPORT_STEPS = 50       # agent steps between an actor's reports to the counter
 LEARNER_IDLE_POLL_S = 2.0     # a learner waiting for replay this long re-checks whether the run is over
+LEARNER_STALL_LOG_S = 30.0    # a sample blocked this long is logged with the replay state
 EVALUATOR_SEED_OFFSET = 10_000
 
 
@@ -84,8 +85,10 @@ class LearnerRole:
   def __init__(self, experiment: Experiment, builder, address: str, counter, replicator: rlrep.Replicator):
     self._experiment = experiment
     self._counter = counter
-    self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S)
     self._client = replay.connect(address)
+    self._watchdog = replay.Watchdog(self._client, threshold_s=LEARNER_STALL_LOG_S)
+    self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S,
+                                         watchdog=self._watchdog)
     self._publisher = replay.WeightPublisher(self._client)
     self._checkpoints = CheckpointStore(experiment.out_dir / "checkpoints")
     self._log = metrics.MetricsLog(experiment.out_dir, "train")
@@ -121,6 +124,7 @@ class LearnerRole:
       self._log_row(last, learner_metrics)
       self._checkpoints.save(learner, self._counter.snapshot())
       self._counter.mark_learner_done()
+      self._watchdog.close()
     return {"learner_steps": learner.num_steps}
 
   def _log_row(self, last: dict, learner_metrics: dict[str, float]) -> dict:

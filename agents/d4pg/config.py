@@ -35,6 +35,7 @@ class D4PGConfig:
     hidden_sizes: policy and critic MLP widths.
     augment: random shift (pad 4, crop back) of learner observations, as DrQ; pixels only.
     samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
+    replay_chunk_length: agent steps per stored replay chunk (see `rlrep.replay.ReplayConfig.chunk_length`).
     weights_update_period: actors pull new weights every this many agent steps.
     seed: network initialisation and augmentation randomness.
   """
@@ -62,6 +63,7 @@ class D4PGConfig:
   samples_per_insert: float | None = 32.0
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000
+  replay_chunk_length: int = 16
   weights_update_period: int = 100
   seed: int = 0
 
@@ -98,7 +100,8 @@ class D4PGConfig:
   def replay(self) -> ReplayConfig:
     return ReplayConfig(batch_size=self.batch_size, n_step=self.n_step, discount=self.discount,
                         frame_stack=self.frame_stack, samples_per_insert=self.samples_per_insert,
-                        min_replay_size=self.min_replay_size, max_replay_size=self.max_replay_size)
+                        min_replay_size=self.min_replay_size, max_replay_size=self.max_replay_size,
+                        chunk_length=self.replay_chunk_length)
 
   @classmethod
   def for_state_features(cls, **overrides) -> "D4PGConfig":

@@ -13,6 +13,7 @@ fixed. Targets: periodic copies, or Polyak averaging when `target_update_tau > 0
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Callable, Iterator
 
@@ -23,6 +24,7 @@ from dm_env import specs
 import rlrep
 from agents.d4pg.config import D4PGConfig
 from agents.d4pg.networks import Networks, make_networks
+from rlrep import replay
 
 SHIFT_PAD = 4
 
@@ -158,14 +160,14 @@ def _seed(config: D4PGConfig, stream: tf.Tensor, which: int) -> tf.Tensor:
 class Learner:
   """Runs `update` on a replicator, reading batches from `make_iterator()`, and saves/restores exactly.
 
-  `step()` takes the next batch (timing how long it waited for replay: `input_wait_s`), runs one compiled
-  replicated update and returns its metrics. `restart_input()` replaces the iterator, e.g. after a replay
-  dataset ended on its idle timeout.
+  `step()` takes the next batch (timing how long it waited for replay: `input_wait_s`; a `watchdog` logs
+  the replay state while that wait is long), runs one compiled replicated update and returns its metrics.
+  `restart_input()` replaces the iterator, e.g. after a replay dataset ended on its idle timeout.
   """
 
   def __init__(self, replicator: rlrep.Replicator, observation_spec: dict[str, specs.Array],
                action_spec: specs.BoundedArray, config: D4PGConfig,
-               make_iterator: Callable[[], Iterator] | None = None):
+               make_iterator: Callable[[], Iterator] | None = None, watchdog: replay.Watchdog | None = None):
     self.replicator = replicator
     self.config = config
     with replicator.scope():
@@ -175,12 +177,14 @@ class Learner:
     self._update = tf.function(lambda batch: replicator.run(lambda b: update(self.state, b, config), batch))
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
     self.input_wait_s = 0.0
+    self._watchdog = watchdog
 
   def step(self) -> dict[str, float]:
     if self._iterator is None:
       raise RuntimeError("this Learner has no input: pass `make_iterator=` (the builder's make_learner does).")
     start = time.perf_counter()
-    batch = next(self._iterator)
+    with self._watchdog.watch("learner sample") if self._watchdog else contextlib.nullcontext():
+      batch = next(self._iterator)
     self.input_wait_s += time.perf_counter() - start
     metrics = self.replicator.local_results(self._update(batch))[0]  # already averaged over replicas
     return {name: float(value) for name, value in metrics.items()}

@@ -3,6 +3,14 @@
 See `rlrep.replay.signature` for the layout. Items for time t are created as soon as step t+n is written
 (or at the episode's end, for the last n), so the learner never waits for an episode to finish.
 
+Chunks. Reverb stores and compresses data in chunks of consecutive steps, one per column, and every chunk
+costs some bytes of its own. Forcing each item out as soon as it is made leaves one-step chunks: measured
+3-10% more than the frames themselves (benchmarks/replay.py). Columns here use fixed `chunk_length` chunks
+and items wait on the client until their chunks are full, i.e. they reach the server up to `chunk_length`
+steps later. The writer keeps `2 * chunk_length + history_length` steps addressable: with less, an item
+sent late can reference a chunk the server has already let go of, and the writer sends it again (measured:
+those chunks were then stored twice). Larger chunks also make every sample decompress more data.
+
 >>> # adder = NStepFrameAdder(client, layout, discount=0.99)
 >>> # adder.observe_first(timestep); adder.observe(action, next_timestep); ...
 """
@@ -31,22 +39,30 @@ class WritingStopped(RuntimeError):
 class NStepFrameAdder:
   """Turns an actor's timesteps into frame-deduplicated n-step items in a Reverb table.
 
-  An insert the rate limiter holds back waits up to `timeout_s` (then `ServerUnavailableError`), but gives up
-  early with `WritingStopped` once `should_stop()` is true: a stopped server does not release blocked
-  writers, so without it an actor outlives its run by the whole timeout.
+  Waiting. An insert held back by the rate limiter is flow control, not a fault: the actor waits as long
+  as the learner needs (a first TPU compilation can take minutes) and the `watchdog`, if given, logs the
+  table state while it does. The wait ends with `WritingStopped` once `should_stop()` is true (a stopped
+  server does not release blocked writers), or with `ServerUnavailableError` once the server has not
+  answered for `timeout_s`.
   """
 
   def __init__(self, client: reverb.Client, layout: StepLayout, *, table: str = REPLAY_TABLE,
-               priority: float = 1.0, max_in_flight_items: int = 8, timeout_s: float = 60.0,
+               priority: float = 1.0, chunk_length: int = 16, timeout_s: float = 60.0,
                watchdog: Watchdog | None = None, should_stop: Callable[[], bool] | None = None):
     self._layout = layout
     self._table = table
     self._priority = priority
-    self._max_in_flight_items = max_in_flight_items
+    if chunk_length < 1:
+      raise ValueError(f"chunk_length must be >= 1 steps, got {chunk_length}.")
+    self._chunk_length = chunk_length
     self._timeout_ms = int(timeout_s * 1000)
     self._watchdog = watchdog
     self._should_stop = should_stop or (lambda: False)
-    self._writer = client.trajectory_writer(num_keep_alive_refs=layout.history_length)
+    keep_alive = 2 * chunk_length + layout.history_length
+    self._client = client
+    self._writer = client.trajectory_writer(num_keep_alive_refs=keep_alive)
+    for path in layout.column_paths():
+      self._writer.configure(path, num_keep_alive_refs=keep_alive, max_chunk_length=chunk_length)
     self._zero_action = np.zeros(layout.action_spec.shape, layout.action_spec.dtype)
     self._pending_frames: dict[str, np.ndarray] | None = None
     self._records = 0       # records written in this episode, padding included
@@ -113,7 +129,9 @@ class NStepFrameAdder:
     self._writer.create_item(self._table, self._priority, trajectory)
     self._next_item += 1
     self.items_created += 1
-    self._flush(self._max_in_flight_items)
+    if self.items_created % self._chunk_length == 0:
+      # Older items reference only full chunks, so this waits for the server without cutting a chunk short.
+      self._flush(self._chunk_length + self._layout.history_length)
 
   def _flush(self, block_until_num_items: int) -> None:
     start = time.perf_counter()
@@ -127,18 +145,28 @@ class NStepFrameAdder:
       self.wait_s += time.perf_counter() - start
 
   def _flush_in_slices(self, block_until_num_items: int, start: float) -> None:
+    answered = start  # when the server last showed it is alive
     while True:
-      waited_ms = (time.perf_counter() - start) * 1000
       try:
-        self._writer.flush(block_until_num_items, timeout_ms=int(max(1, min(FLUSH_SLICE_MS, self._timeout_ms - waited_ms))))
+        self._writer.flush(block_until_num_items, timeout_ms=FLUSH_SLICE_MS)
         return
       except reverb.errors.DeadlineExceededError as error:
         if self._should_stop():
           raise WritingStopped("the run is stopping; pending replay inserts were dropped") from error
-        if (time.perf_counter() - start) * 1000 >= self._timeout_ms:
+        if self._server_answers():
+          answered = time.perf_counter()  # alive, so the rate limiter holds the items back: keep waiting
+        elif (time.perf_counter() - answered) * 1000 >= self._timeout_ms:
           raise ServerUnavailableError(
-              f"writing to Reverb table '{self._table}' made no progress for {self._timeout_ms / 1000:.0f}s: the "
-              "server is down or its rate limiter blocks inserts (is the learner sampling?).") from error
+              f"writing to Reverb table '{self._table}': the server has not answered for "
+              f"{self._timeout_ms / 1000:.0f}s. Did the replay process die? (local and cluster modes say why "
+              "in their log)") from error
+
+  def _server_answers(self) -> bool:
+    try:
+      self._client.server_info(timeout=max(1, min(5, self._timeout_ms // 1000)))
+      return True
+    except Exception:  # reverb raises several types (DeadlineExceeded, RuntimeError) for one cause
+      return False
 
   def _finish_episode(self) -> None:
     self._flush(0)

@@ -32,6 +32,8 @@ class ReplayConfig:
       max(2 * batch_size, 2 * samples_per_insert, 10% of min_replay_size).
     prioritized: sample by priority (exponent `priority_exponent`) instead of uniformly.
     priority_exponent: alpha of prioritized sampling.
+    chunk_length: steps per stored chunk (see `rlrep.replay.adder`): longer chunks cost less memory per
+      step but more decompression per sample, and items reach the server up to this many steps late.
   """
   batch_size: int = 256
   n_step: int = 3
@@ -43,6 +45,7 @@ class ReplayConfig:
   error_buffer: float | None = None
   prioritized: bool = False
   priority_exponent: float = 0.6
+  chunk_length: int = 16
 
   def __post_init__(self):
     problems = []
@@ -54,6 +57,8 @@ class ReplayConfig:
       problems.append(f"discount must be in [0, 1], got {self.discount}")
     if self.frame_stack < 1:
       problems.append(f"frame_stack must be >= 1, got {self.frame_stack}")
+    if self.chunk_length < 1:
+      problems.append(f"chunk_length must be >= 1, got {self.chunk_length}")
     if self.min_replay_size < 1:
       problems.append(f"min_replay_size must be >= 1, got {self.min_replay_size}")
     if self.max_replay_size < self.min_replay_size:

@@ -61,6 +61,11 @@ class StepLayout:
     records, n steps and k frames."""
     return self.frame_stack + 2 * self.n_step
 
+  def column_paths(self) -> list[tuple[str, ...]]:
+    """The writer's column paths for one step (as in `step_signature`)."""
+    step = self.step_signature()
+    return [("observation", key) for key in step["observation"]] + [(name,) for name in step if name != "observation"]
+
   def stacked_shape(self, key: str) -> tuple[int, ...]:
     """Shape of one observation key in an item: (k, *frame) for the stacked key, the step's otherwise."""
     shape = tuple(self.observation_spec[key].shape)

@@ -1,16 +1,19 @@
 """The D4PG update: categorical projection, replication on 4 replicas, exact save/restore, augmentation."""
 
 import dataclasses
+import logging
+import time
 
 import numpy as np
 import pytest
+import reverb
 import tensorflow as tf
 from dm_env import specs
 
 import rlrep
 from agents.d4pg import learning
 from agents.d4pg.config import D4PGConfig
-from rlrep import testing
+from rlrep import replay, testing
 
 ATOMS = tf.constant([0.0, 1.0, 2.0, 3.0, 4.0])
 
@@ -139,3 +142,21 @@ def test_bad_settings_are_refused_with_every_problem_listed():
     D4PGConfig(pixels=False)
   with pytest.raises(ValueError, match="min_replay_size"):
     D4PGConfig(min_replay_size=10, max_replay_size=5)
+
+
+def test_a_long_wait_for_a_sample_is_logged_with_the_replay_state(caplog):
+  server = reverb.Server([reverb.Table.queue("replay", 10)])
+  watchdog = replay.Watchdog(reverb.Client(f"localhost:{server.port}"), threshold_s=0.3)
+
+  def slow_batches():
+    time.sleep(1.5)  # as a learner waits while actors have not filled replay yet
+    yield from _batches(1)
+
+  learner = learning.Learner(rlrep.make_replicator("cpu:1"), OBSERVATION_SPEC, ACTION_SPEC, CONFIG, slow_batches,
+                             watchdog=watchdog)
+  with caplog.at_level(logging.WARNING, logger="rlrep.replay"):
+    learner.step()
+  watchdog.close()
+  server.stop()
+  assert "learner sample has been blocked" in caplog.text and "table replay: 0/10 items" in caplog.text
+  assert learner.input_wait_s >= 1.5 and learner.num_steps == 1

@@ -27,8 +27,8 @@ def test_an_error_buffer_smaller_than_samples_per_insert_is_refused():
 
 def test_every_problem_is_reported_at_once():
   with pytest.raises(ValueError) as error:
-    ReplayConfig(batch_size=0, n_step=0, discount=1.5, frame_stack=0, samples_per_insert=-1)
-  for field in ("batch_size", "n_step", "discount", "frame_stack", "samples_per_insert"):
+    ReplayConfig(batch_size=0, n_step=0, discount=1.5, frame_stack=0, samples_per_insert=-1, chunk_length=0)
+  for field in ("batch_size", "n_step", "discount", "frame_stack", "samples_per_insert", "chunk_length"):
     assert field in str(error.value)
 
 
