@@ -2,11 +2,12 @@
 
 The actor is `rlrep.acting.Actor` exactly as training runs it: the wrapped pixel environment (84x84, frame
 stack 3, action repeat 2), the D4PG policy network with exploration noise, and the frame-deduplicated adder
-writing to a real Reverb server (no rate limiter, so only the cost of writing counts). The bare loop does
-the same physics steps and renders with one reused camera and no policy, no stacking, no replay. Both run
-in alternating rounds so that load on the machine hits both alike.
+writing to a real Reverb server (no rate limiter, so only the cost of writing counts), with one environment
+and with `--envs` environments sharing each batched policy call (`--envs-per-actor` in training). The bare
+loop does the same physics steps and renders with one reused camera and no policy, no stacking, no replay.
+All loops run in alternating rounds so that load on the machine hits them alike.
 
-Usage: python benchmarks/actor.py [--task walker-walk] [--render-quality fast] [--seconds 20]
+Usage: python benchmarks/actor.py [--task walker-walk] [--render-quality fast] [--envs 8] [--seconds 20]
 """
 
 from __future__ import annotations
@@ -24,10 +25,18 @@ from render import bare_loops, calls_per_second  # noqa: E402  (benchmarks/rende
 from rlrep import acting, replay  # noqa: E402
 
 
+def make_actor(builder: D4PGBuilder, client: reverb.Client, envs: int) -> acting.Actor:
+  policy = builder.make_policy()
+  environments = [builder.make_environment(seed=i) for i in range(envs)]
+  return acting.Actor(environments, policy, [builder.make_adder(client) for _ in environments],
+                      replay.WeightClient(client, builder.config.weights_update_period), policy.params())
+
+
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--task", default="walker-walk")
   parser.add_argument("--render-quality", default="fast", choices=("standard", "fast"))
+  parser.add_argument("--envs", type=int, default=8, help="environments per actor for the batched figure")
   parser.add_argument("--seconds", type=float, default=20.0, help="measuring time per loop (split in rounds)")
   args = parser.parse_args()
 
@@ -36,22 +45,24 @@ def main() -> None:
   builder = D4PGBuilder(args.task, config)
   server = reverb.Server(builder.make_tables())
   client = reverb.Client(f"localhost:{server.port}")
-  policy = builder.make_policy()
-  actor = acting.Actor(builder.make_environment(seed=0), policy, builder.make_adder(client),
-                       replay.WeightClient(client, config.weights_update_period), policy.params())
+  single, batched = make_actor(builder, client, 1), make_actor(builder, client, args.envs)
   frames_per_step = config.action_repeat
-  loops = {"actor": lambda: actor.run(num_steps=1),
-           "bare": bare_loops(args.task, args.render_quality, config.image_size, config.action_repeat)["bare_camera"]}
+  loops = {"actor": (lambda: single.run(rounds=1), 1),
+           "batched": (lambda: batched.run(rounds=1), args.envs),
+           "bare": (bare_loops(args.task, args.render_quality, config.image_size,
+                               config.action_repeat)["bare_camera"], 1)}
   rounds, rates = 3, {name: 0.0 for name in loops}
   for _ in range(rounds):
-    for name, loop in loops.items():
-      rates[name] += frames_per_step * calls_per_second(loop, args.seconds / rounds) / rounds
+    for name, (loop, steps_per_call) in loops.items():
+      rates[name] += frames_per_step * steps_per_call * calls_per_second(loop, args.seconds / rounds) / rounds
   server.stop()
   print(f"{args.task}, 84x84, frame stack 3, action repeat 2, render quality {args.render_quality} "
         f"({os.environ.get('MUJOCO_GL')}, {os.cpu_count()} cores):")
-  print(f"  rlrep actor (policy + noise + replay writes)  {rates['actor']:7.1f} frames/s")
-  print(f"  bare dm_control step + render                  {rates['bare']:7.1f} frames/s")
-  print(f"  ratio actor / bare                             {rates['actor'] / rates['bare']:7.3f}")
+  print(f"  rlrep actor, 1 environment (policy + noise + replay writes)  {rates['actor']:7.1f} frames/s")
+  print(f"  rlrep actor, {args.envs} environments, one policy call per round  {rates['batched']:7.1f} frames/s")
+  print(f"  bare dm_control step + render                                 {rates['bare']:7.1f} frames/s")
+  print(f"  ratio actor / bare: 1 environment {rates['actor'] / rates['bare']:.3f}, "
+        f"{args.envs} environments {rates['batched'] / rates['bare']:.3f}")
 
 
 if __name__ == "__main__":

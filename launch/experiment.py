@@ -26,10 +26,12 @@ class Experiment:
     task: Control Suite task, "domain-task".
     mode: inprocess (threads, one process), local (Ray processes), cluster (KubeRay).
     actors: number of acting processes (threads in inprocess mode).
+    envs_per_actor: environments each actor steps in lockstep with one batched policy call per round; on
+      CPUs a small conv policy costs about as much per call as a fast render, so batching raises frames/s.
     replicas: learner devices as an rlrep replicator spec: auto, cpu, cpu:N, gpu[:N], tpu[:ADDR], multi_worker.
     frames: environment frames (agent steps x action repeat) to train for, summed over actors.
     out: output directory.
-    seed: base seed: actor i uses seed + 1 + i, the evaluator seed + 10_000.
+    seed: base seed: actor i's environment j uses seed + 1 + i + 100_000 j, the evaluator seed + 10_000.
     eval_every_frames: evaluate the deterministic policy every this many frames (and at the end).
     eval_episodes: episodes per evaluation.
     video_format: mp4 or gif for evaluation videos.
@@ -49,6 +51,7 @@ class Experiment:
   task: str = "walker-walk"
   mode: str = "inprocess"
   actors: int = 1
+  envs_per_actor: int = 1
   replicas: str = "cpu:1"
   frames: int = 100_000
   out: str = "runs/experiment"
@@ -76,6 +79,8 @@ class Experiment:
       problems.append(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
     if self.actors < 1:
       problems.append(f"actors must be >= 1, got {self.actors}")
+    if self.envs_per_actor < 1:
+      problems.append(f"envs_per_actor must be >= 1, got {self.envs_per_actor}")
     if self.frames < 1:
       problems.append(f"frames must be >= 1, got {self.frames}")
     if self.eval_every_frames < 1 or self.eval_episodes < 1:

@@ -27,7 +27,8 @@ from launch.checkpoints import CheckpointStore
 from launch.experiment import Experiment
 from rlrep import acting, replay
 
-ACTOR_REPORT_STEPS = 50       # agent steps between an actor's reports to the counter
+ACTOR_REPORT_STEPS = 50       # agent steps (all environments) between an actor's reports to the counter
+ENV_SEED_STRIDE = 100_000     # seed distance between the environments of one actor
 LEARNER_IDLE_POLL_S = 2.0     # a learner waiting for replay this long re-checks whether the run is over
 LEARNER_STALL_LOG_S = 30.0    # a sample blocked this long is logged with the replay state
 EVALUATOR_SEED_OFFSET = 10_000
@@ -44,20 +45,22 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
   client = replay.connect(address)
   watchdog = replay.Watchdog(client, threshold_s=60.0)
   policy = builder.make_policy()
-  adder = builder.make_adder(client, watchdog, should_stop=lambda: counter.stop_reason() is not None)
+  should_stop = lambda: counter.stop_reason() is not None  # noqa: E731
   seed = experiment.seed + 1 + actor_id + 1000 * (starts - 1)  # a restarted actor does not replay its past
+  environments = [builder.make_environment(seed + ENV_SEED_STRIDE * j) for j in range(experiment.envs_per_actor)]
+  adders = [builder.make_adder(client, watchdog, should_stop) for _ in environments]
   finished: list[float] = []
-  environment = builder.make_environment(seed)
-  actor = acting.Actor(environment, policy, adder,
+  actor = acting.Actor(environments, policy, adders,
                        replay.WeightClient(client, builder.config.weights_update_period), policy.params(),
                        seed=seed, episode_callback=lambda stats: finished.append(stats.last_return))
   reported_frames, started = 0, time.perf_counter()
   try:
-    while counter.stop_reason() is None:
-      stats = actor.run(num_steps=ACTOR_REPORT_STEPS)
+    while not should_stop():
+      stats = actor.run(rounds=max(1, ACTOR_REPORT_STEPS // len(environments)))
       elapsed = time.perf_counter() - started
       report = {"frames_per_s": stats.frames_per_second, "weights_version": stats.weights_version,
-                "weights_staleness": stats.weights_staleness, "wait_share": adder.wait_s / elapsed}
+                "weights_staleness": stats.weights_staleness,
+                "wait_share": sum(adder.wait_s for adder in adders) / elapsed}
       total = counter.add_actor_progress(actor_id, stats.frames - reported_frames, finished, report)
       reported_frames = stats.frames
       finished.clear()
@@ -70,9 +73,11 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
       raise
     # The run is over and replay went away in the middle of a write: nothing left to keep.
   finally:
-    adder.close(finish_episode=False)  # the run is over: the open episode's last items are not needed
+    for adder in adders:
+      adder.close(finish_episode=False)  # the run is over: the open episodes' last items are not needed
     watchdog.close()
-    environment.close()
+    for environment in environments:
+      environment.close()
 
 
 class LearnerRole:
@@ -205,7 +210,8 @@ class Evaluator:
       while True:
         if record:
           frames.append(self._frame(timestep))
-        timestep = self._environment.step(self._policy(self._params, timestep.observation, rng))
+        action = self._policy(self._params, acting.batch([timestep.observation]), rng)[0]
+        timestep = self._environment.step(action)
         total += float(timestep.reward)
         if timestep.last():
           break

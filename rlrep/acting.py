@@ -1,6 +1,6 @@
-"""The actor loop: environment -> policy (current weights + exploration) -> replay writer.
+"""The actor loop: environments -> one batched policy call (current weights + exploration) -> replay writers.
 
-Roles receive what they need (an environment, a policy function, a Reverb client); they never know whether
+Roles receive what they need (environments, a policy function, a Reverb client); they never know whether
 they run as a thread, a local process or a pod.
 """
 
@@ -19,12 +19,23 @@ from rlrep.replay.weights import WeightClient
 
 Params = Sequence[np.ndarray]
 PolicyFn = Callable[[Params, dict, np.random.Generator], np.ndarray]
+"""`policy(params, observations, rng) -> actions`, on a batch: every observation array and the returned
+actions have a leading axis with one entry per environment."""
+
+
+def batch(observations: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+  """Stacks per-environment observations along a new leading axis, as a `PolicyFn` takes them.
+
+  >>> batch([{"x": np.zeros(2)}, {"x": np.ones(2)}])["x"].shape
+  (2, 2)
+  """
+  return {key: np.stack([observation[key] for observation in observations]) for key in observations[0]}
 
 
 @dataclasses.dataclass
 class ActorStats:
-  frames: int = 0          # environment frames (agent steps x action repeat)
-  steps: int = 0
+  frames: int = 0          # environment frames (agent steps x action repeat), all environments
+  steps: int = 0           # agent steps, all environments
   episodes: int = 0
   last_return: float = float("nan")
   last_length: int = 0
@@ -34,59 +45,73 @@ class ActorStats:
 
 
 class Actor:
-  """Steps `environment` with `policy(params, observation, rng)`, writing every step to replay.
+  """Steps `environments` in lockstep with one batched `policy` call per round, each writing to its adder.
 
-  Before the learner publishes weights, `initial_params` are used (e.g. the learner's initial weights,
-  so early experience comes from the same network family); weights are pulled every `update_period`
-  agent steps through `weights`.
+  One policy call for several environments is the point: a small conv net costs about as much to call
+  once as to evaluate a few observations (measured in benchmarks/actor.py), while each environment still
+  renders and writes its own steps. Before the learner publishes weights, `initial_params` are used (e.g.
+  the learner's initial weights, so early experience comes from the same network family); weights are
+  pulled through `weights` every `update_period` agent steps (summed over environments).
   """
 
-  def __init__(self, environment: dm_env.Environment, policy: PolicyFn, adder: NStepFrameAdder,
-               weights: WeightClient, initial_params: Params, *, seed: int = 0,
-               episode_callback: Callable[[ActorStats], None] | None = None):
-    self._environment = environment
+  def __init__(self, environments: Sequence[dm_env.Environment], policy: PolicyFn,
+               adders: Sequence[NStepFrameAdder], weights: WeightClient, initial_params: Params, *,
+               seed: int = 0, episode_callback: Callable[[ActorStats], None] | None = None):
+    if not environments or len(environments) != len(adders):
+      raise ValueError(f"an actor needs one adder per environment and at least one environment; got "
+                       f"{len(environments)} environment(s) and {len(adders)} adder(s).")
+    self._environments = list(environments)
     self._policy = policy
-    self._adder = adder
+    self._adders = list(adders)
     self._weights = weights
     self._params = list(initial_params)
     self._rng = np.random.default_rng(seed)
     self._episode_callback = episode_callback
-    self._frames_per_step = getattr(environment, "action_repeat", 1)
-    self._timestep: dm_env.TimeStep | None = None  # None: the next run() starts an episode
-    self._episode_return, self._episode_length = 0.0, 0
+    self._frames_per_step = getattr(environments[0], "action_repeat", 1)
+    count = len(self._environments)
+    self._timesteps: list[dm_env.TimeStep] | None = None  # None: the next run() starts episodes
+    self._episode_returns, self._episode_lengths = [0.0] * count, [0] * count
     self.stats = ActorStats()
 
-  def run(self, num_steps: int | None = None, should_stop: Callable[[], bool] = lambda: False) -> ActorStats:
-    """Runs `num_steps` agent steps (None: until `should_stop()`); the next call continues the episode."""
+  def run(self, rounds: int | None = None, should_stop: Callable[[], bool] = lambda: False) -> ActorStats:
+    """Runs `rounds` rounds (None: until `should_stop()`), each stepping every environment once.
+
+    The next call continues the same episodes.
+    """
     start, start_frames = time.perf_counter(), self.stats.frames
-    if self._timestep is None:
-      self._begin_episode()
-    steps = 0
-    while (num_steps is None or steps < num_steps) and not should_stop():
-      if self._weights.maybe_update():
+    if self._timesteps is None:
+      self._timesteps = [self._begin_episode(i) for i in range(len(self._environments))]
+    done = 0
+    while (rounds is None or done < rounds) and not should_stop():
+      if self._weights.maybe_update(steps=len(self._environments)):
         self._params = self._weights.params
       self.stats.weights_version = self._weights.version
       self.stats.weights_staleness = self._weights.staleness
-      action = self._policy(self._params, self._timestep.observation, self._rng)
-      self._timestep = self._environment.step(action)
-      self._adder.observe(action, self._timestep)
-      steps += 1
-      self.stats.steps += 1
-      self.stats.frames += self._frames_per_step
-      self._episode_return += float(self._timestep.reward)
-      self._episode_length += 1
-      if self._timestep.last():
-        self.stats.episodes += 1
-        self.stats.last_return, self.stats.last_length = self._episode_return, self._episode_length
-        logging.info("episode %d: return %.1f, length %d", self.stats.episodes, self._episode_return,
-                     self._episode_length)
-        if self._episode_callback:
-          self._episode_callback(self.stats)
-        self._begin_episode()
+      actions = self._policy(self._params, batch([t.observation for t in self._timesteps]), self._rng)
+      for i, (environment, adder, action) in enumerate(zip(self._environments, self._adders, actions)):
+        timestep = environment.step(action)
+        adder.observe(action, timestep)
+        self._count_step(i, timestep)
+        self._timesteps[i] = self._begin_episode(i) if timestep.last() else timestep
+      done += 1
     self.stats.frames_per_second = (self.stats.frames - start_frames) / (time.perf_counter() - start)
     return self.stats
 
-  def _begin_episode(self) -> None:
-    self._timestep = self._environment.reset()
-    self._adder.observe_first(self._timestep)
-    self._episode_return, self._episode_length = 0.0, 0
+  def _count_step(self, i: int, timestep: dm_env.TimeStep) -> None:
+    self.stats.steps += 1
+    self.stats.frames += self._frames_per_step
+    self._episode_returns[i] += float(timestep.reward)
+    self._episode_lengths[i] += 1
+    if timestep.last():
+      self.stats.episodes += 1
+      self.stats.last_return, self.stats.last_length = self._episode_returns[i], self._episode_lengths[i]
+      logging.info("episode %d: return %.1f, length %d", self.stats.episodes, self.stats.last_return,
+                   self.stats.last_length)
+      if self._episode_callback:
+        self._episode_callback(self.stats)
+
+  def _begin_episode(self, i: int) -> dm_env.TimeStep:
+    timestep = self._environments[i].reset()
+    self._adders[i].observe_first(timestep)
+    self._episode_returns[i], self._episode_lengths[i] = 0.0, 0
+    return timestep

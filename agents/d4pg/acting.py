@@ -1,7 +1,8 @@
 """Actor-side D4PG policy: the encoder and policy networks on the actor's CPU, fed published weights.
 
-Implements rlrep's `PolicyFn` protocol, `policy(params, observation, rng) -> action`: actors pass the newest
-weights they pulled; the network is only reassigned when those change. Exploration adds Gaussian noise
+Implements rlrep's `PolicyFn` protocol, `policy(params, observations, rng) -> actions` on a batch (one row
+per environment): actors pass the newest weights they pulled; the network is only reassigned when those
+change. Exploration adds Gaussian noise
 (`sigma`) and clips to the action bounds; evaluation uses `sigma=0`, the deterministic policy.
 """
 
@@ -18,7 +19,7 @@ from agents.d4pg.networks import make_networks
 
 
 class PolicyNetwork:
-  """The deterministic policy plus optional Gaussian exploration noise, evaluated on one observation."""
+  """The deterministic policy plus optional Gaussian exploration noise, evaluated on a batch of observations."""
 
   def __init__(self, observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
                config: D4PGConfig, sigma: float):
@@ -30,23 +31,25 @@ class PolicyNetwork:
     self._action_spec = action_spec
     self._sigma = sigma
     self._loaded: Sequence[np.ndarray] | None = None
-    self._act = tf.function(lambda observation: networks.policy(networks.encoder(observation))[0])
+    batched = {key: tf.TensorSpec((None, *spec.shape), spec.dtype) for key, spec in observation_spec.items()}
+    self._act = tf.function(lambda observations: networks.policy(networks.encoder(observations)),
+                            input_signature=[batched])  # one trace for every batch size
 
   def params(self) -> list[np.ndarray]:
     """The current weights (at construction: the learner's initial weights, from the same seed)."""
     return [v.numpy() for v in self._variables]
 
-  def __call__(self, params: Sequence[np.ndarray], observation: dict[str, np.ndarray],
+  def __call__(self, params: Sequence[np.ndarray], observations: dict[str, np.ndarray],
                rng: np.random.Generator) -> np.ndarray:
     if params is not self._loaded:
       for variable, value in zip(self._variables, params, strict=True):
         variable.assign(value)
       self._loaded = params
-    action = self._act({key: value[None] for key, value in observation.items()}).numpy()
+    actions = self._act(observations).numpy()
     if self._sigma:
-      action = np.clip(action + rng.normal(0.0, self._sigma, size=action.shape), self._action_spec.minimum,
-                       self._action_spec.maximum)
-    return action.astype(self._action_spec.dtype)
+      actions = np.clip(actions + rng.normal(0.0, self._sigma, size=actions.shape), self._action_spec.minimum,
+                        self._action_spec.maximum)
+    return actions.astype(self._action_spec.dtype)
 
   def variable_specs(self) -> list[tf.TensorSpec]:
     return [tf.TensorSpec(v.shape, v.dtype) for v in self._variables]

@@ -26,7 +26,7 @@ class WeightPublisher:
 
 
 class WeightClient:
-  """Actor side: pulls the newest weights at most every `update_period` calls of `maybe_update`."""
+  """Actor side: pulls the newest weights at most every `update_period` agent steps (`maybe_update`)."""
 
   def __init__(self, client: reverb.Client, update_period: int = 1000, table: str = WEIGHTS_TABLE):
     if update_period < 1:
@@ -34,15 +34,18 @@ class WeightClient:
     self._client = client
     self._table = table
     self._update_period = update_period
-    self._calls = 0
+    self._steps_since_pull: int | None = None  # None: never pulled
     self.version: int | None = None  # version in use; None before the learner has published
     self.params: list[np.ndarray] | None = None
     self.staleness = 0
 
-  def maybe_update(self) -> bool:
-    """Pulls when the period has elapsed (and on the first call); returns whether weights changed."""
-    due = self._calls % self._update_period == 0
-    self._calls += 1
+  def maybe_update(self, steps: int = 1) -> bool:
+    """Call before acting `steps` agent steps (e.g. one per environment of a round). Pulls on the first
+    call and then once `update_period` steps have passed; returns whether the weights changed."""
+    due = self._steps_since_pull is None or self._steps_since_pull >= self._update_period
+    if due:
+      self._steps_since_pull = 0
+    self._steps_since_pull += steps
     return self.update() if due else False
 
   def update(self) -> bool:

@@ -19,7 +19,7 @@ TINY_PIXELS = ["--task", "cartpole-swingup", "--mode", "inprocess", "--image-siz
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
   out = tmp_path_factory.mktemp("run") / "pixels"
-  assert cli.main(["train", *TINY_PIXELS, "--frames", "800", "--out", str(out)]) == 0
+  assert cli.main(["train", *TINY_PIXELS, "--envs-per-actor", "2", "--frames", "800", "--out", str(out)]) == 0
   return out
 
 
@@ -29,6 +29,7 @@ def test_the_run_reaches_its_budget_and_summarises_it(finished_run):
   assert summary["learner_steps"] > 0 and summary["episodes"] == summary["frames"] // 1000
   saved = json.loads((finished_run / "experiment.json").read_text())
   assert saved["task"] == "cartpole-swingup" and saved["agent_config"]["image_size"] == 32
+  assert saved["envs_per_actor"] == 2
 
 
 def test_metrics_are_written_as_csv_and_tensorboard(finished_run):
@@ -85,6 +86,7 @@ def _fails(capsys, *args):
     (["--task", "walker-wlak"], "walker-walk"),
     (["--mode", "kubernetes"], "unknown mode 'kubernetes'"),
     (["--actors", "0"], "actors must be >= 1"),
+    (["--envs-per-actor", "0"], "envs_per_actor must be >= 1"),
     (["--frames", "0"], "frames must be >= 1"),
     (["--replicas", "gpu:2"], "this machine has 0 GPU(s)"),
     (["--replicas", "tpu"], "this host has no TPU"),

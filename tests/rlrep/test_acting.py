@@ -9,9 +9,13 @@ from environments import dmc
 from rlrep import acting, replay
 
 
+def _environment(seed=0, frame_stack=2):
+  return dmc.load("cartpole-balance", size=16, frame_stack=frame_stack, action_repeat=2, render_quality="fast",
+                  seed=seed, time_limit=0.2)  # 0.2 s = 20 physics steps = 10 agent steps
+
+
 def _setup(frame_stack=2, n_step=2):
-  environment = dmc.load("cartpole-balance", size=16, frame_stack=frame_stack, action_repeat=2,
-                         render_quality="fast", seed=0, time_limit=0.2)  # 0.2 s = 20 physics steps = 10 agent steps
+  environment = _environment(frame_stack=frame_stack)
   layout = replay.StepLayout.from_specs(environment.observation_spec(), environment.action_spec(), frame_stack,
                                         n_step)
   config = replay.ReplayConfig(batch_size=1, samples_per_insert=None, min_replay_size=1, max_replay_size=1000,
@@ -22,19 +26,20 @@ def _setup(frame_stack=2, n_step=2):
   return environment, layout, server, client
 
 
-def _policy(params, observation, rng):
+def _policy(params, observations, rng):
   """Acts with the published 'weight' plus noise, so tests can see which weights were used."""
-  assert observation["pixels"].shape == (16, 16, 6)
-  return np.clip(params[0] + rng.normal(0, 0.1, size=1), -1, 1).astype(np.float32)
+  count = len(observations["pixels"])
+  assert observations["pixels"].shape == (count, 16, 16, 6)
+  return np.clip(params[0] + rng.normal(0, 0.1, size=(count, 1)), -1, 1).astype(np.float32)
 
 
 def test_actor_writes_every_step_and_counts_frames_episodes_and_returns():
   environment, layout, server, client = _setup()
   episodes = []
-  actor = acting.Actor(environment, _policy, replay.NStepFrameAdder(client, layout),
+  actor = acting.Actor([environment], _policy, [replay.NStepFrameAdder(client, layout)],
                        replay.WeightClient(client, update_period=5), [np.zeros(1, np.float32)], seed=1,
                        episode_callback=lambda stats: episodes.append((stats.last_return, stats.last_length)))
-  stats = actor.run(num_steps=30)
+  stats = actor.run(rounds=30)
   table_size = client.server_info()[replay.REPLAY_TABLE].current_size
   server.stop()
   assert stats.steps == 30 and stats.frames == 60
@@ -52,15 +57,15 @@ def test_actor_pulls_published_weights_and_reports_staleness():
   weights = replay.WeightClient(client, update_period=4)
   actions = []
 
-  def recording_policy(params, observation, rng):
+  def recording_policy(params, observations, rng):
     actions.append(float(params[0][0]))
-    return _policy(params, observation, rng)
+    return _policy(params, observations, rng)
 
-  actor = acting.Actor(environment, recording_policy, replay.NStepFrameAdder(client, layout), weights,
+  actor = acting.Actor([environment], recording_policy, [replay.NStepFrameAdder(client, layout)], weights,
                        [np.zeros(1, np.float32)])
-  actor.run(num_steps=4)
+  actor.run(rounds=4)
   publisher.publish(25, [np.full(1, -0.5, np.float32)])
-  stats = actor.run(num_steps=4)
+  stats = actor.run(rounds=4)
   server.stop()
   assert actions == [0.5] * 4 + [-0.5] * 4
   assert stats.weights_version == 25 and stats.weights_staleness == 15
@@ -68,8 +73,8 @@ def test_actor_pulls_published_weights_and_reports_staleness():
 
 def test_actor_stops_when_asked():
   environment, layout, server, client = _setup()
-  actor = acting.Actor(environment, _policy, replay.NStepFrameAdder(client, layout), replay.WeightClient(client),
-                       [np.zeros(1, np.float32)])
+  actor = acting.Actor([environment], _policy, [replay.NStepFrameAdder(client, layout)],
+                       replay.WeightClient(client), [np.zeros(1, np.float32)])
   calls = iter(range(100))
   stats = actor.run(should_stop=lambda: next(calls) >= 7)
   server.stop()
@@ -85,9 +90,38 @@ def test_layout_must_match_the_environment():
 def test_consecutive_runs_continue_the_same_episode():
   environment, layout, server, client = _setup()
   lengths = []
-  actor = acting.Actor(environment, _policy, replay.NStepFrameAdder(client, layout), replay.WeightClient(client),
-                       [np.zeros(1, np.float32)], episode_callback=lambda stats: lengths.append(stats.last_length))
+  actor = acting.Actor([environment], _policy, [replay.NStepFrameAdder(client, layout)],
+                       replay.WeightClient(client), [np.zeros(1, np.float32)],
+                       episode_callback=lambda stats: lengths.append(stats.last_length))
   for _ in range(7):
-    actor.run(num_steps=3)
+    actor.run(rounds=3)
   server.stop()
   assert lengths == [10, 10]  # 21 steps in chunks of 3: two whole 10-step episodes, none cut short
+
+
+def test_several_environments_share_one_policy_call_per_round_and_write_their_own_episodes():
+  environments = [_environment(seed) for seed in (0, 1, 2)]
+  _, layout, server, client = _setup()
+  batch_sizes, episodes = [], []
+
+  def counting_policy(params, observations, rng):
+    batch_sizes.append(len(observations["pixels"]))
+    return _policy(params, observations, rng)
+
+  actor = acting.Actor(environments, counting_policy, [replay.NStepFrameAdder(client, layout) for _ in environments],
+                       replay.WeightClient(client), [np.zeros(1, np.float32)],
+                       episode_callback=lambda stats: episodes.append(stats.last_length))
+  stats = actor.run(rounds=10)
+  table_size = client.server_info()[replay.REPLAY_TABLE].current_size
+  server.stop()
+  assert batch_sizes == [3] * 10
+  assert stats.steps == 30 and stats.frames == 60 and stats.episodes == 3 and episodes == [10, 10, 10]
+  assert table_size == 30  # every environment wrote its own 10-step episode
+
+
+def test_an_actor_needs_one_adder_per_environment():
+  environment, layout, server, client = _setup()
+  with pytest.raises(ValueError, match="one adder per environment"):
+    acting.Actor([environment, environment], _policy, [replay.NStepFrameAdder(client, layout)],
+                 replay.WeightClient(client), [np.zeros(1, np.float32)])
+  server.stop()

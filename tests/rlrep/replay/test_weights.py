@@ -53,6 +53,16 @@ def test_only_the_newest_weights_are_kept_and_staleness_counts_learner_steps(cli
   assert weights.staleness == 0
 
 
+def test_the_period_counts_agent_steps_when_a_call_covers_several(client):
+  publisher, weights = replay.WeightPublisher(client), replay.WeightClient(client, update_period=10)
+  pulled = []
+  for call in range(8):  # rounds of 4 environments: 4 agent steps per call
+    publisher.publish(call, _params(call))  # always something new, so every pull changes the weights
+    if weights.maybe_update(steps=4):
+      pulled.append(call)
+  assert pulled == [0, 3, 6]  # first call, then whenever >= 10 steps have passed: 12 steps each time
+
+
 def test_update_period_must_be_positive(client):
   with pytest.raises(ValueError, match="update_period must be >= 1"):
     replay.WeightClient(client, update_period=0)
