@@ -30,18 +30,17 @@ def _train(args: argparse.Namespace) -> int:
 
   agent_overrides = {k: v for k, v in options.given_values(args, D4PGConfig).items() if k != "seed"}
   experiment_overrides = {k: v for k, v in options.given_values(args, experiment_lib.Experiment).items()
-                          if k not in ("out", "agent_config")}
+                          if k != "agent_config"}
   if args.resume:
-    if args.out is not None or agent_overrides:
+    if "out" in experiment_overrides or agent_overrides:
       raise ValueError("--resume continues the saved experiment: only budget, scale and logging options "
                        "(e.g. --frames, --actors, --mode) can change; drop --out and agent settings.")
     experiment = train.resolve_experiment(None, args.resume, experiment_overrides)
   else:
     base = D4PGConfig() if agent_overrides.get("pixels", True) else D4PGConfig.for_state_features()
     agent_overrides["seed"] = experiment_overrides.get("seed", 0)
-    experiment = experiment_lib.Experiment(
-        **experiment_overrides, out=args.out or "runs/experiment",
-        agent_config=dataclasses.replace(base, **agent_overrides))
+    experiment = experiment_lib.Experiment(**experiment_overrides,
+                                           agent_config=dataclasses.replace(base, **agent_overrides))
   summary = train.train(experiment, resume=bool(args.resume), overwrite=args.overwrite, dry_run=args.dry_run)
   print(json.dumps(summary, indent=2, default=str))
   return 0

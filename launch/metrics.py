@@ -51,6 +51,12 @@ def read_csv(path: pathlib.Path) -> list[dict[str, float]]:
     return [{k: float(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
 
 
+def read_log(out_dir: str | pathlib.Path, name: str) -> list[dict[str, float]]:
+  """The rows `MetricsLog(out_dir, name)` has written so far ("train", "eval"); none before the first."""
+  path = pathlib.Path(out_dir) / "logs" / f"{name}.csv"
+  return read_csv(path) if path.exists() else []
+
+
 def progress_line(row: dict[str, float]) -> str:
   """One line a researcher can watch: throughput, returns, replay and weight freshness, waiting shares."""
   def fmt(key: str, spec: str = ".1f") -> str:

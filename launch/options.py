@@ -30,8 +30,17 @@ def attribute_docs(cls: type) -> dict[str, str]:
   return docs
 
 
+def _annotation(field: dataclasses.Field) -> str:
+  """The field's type as written ("bool", "float | None"), with or without postponed annotations."""
+  if isinstance(field.type, str):
+    return field.type
+  if isinstance(field.type, type):  # bool, int, float, str (and tuple[...], whose __name__ is "tuple")
+    return field.type.__name__
+  return str(field.type)  # e.g. "float | None"
+
+
 def _parser_for(field: dataclasses.Field, default: Any):
-  annotation = str(field.type)
+  annotation = _annotation(field)
   if annotation.startswith("tuple"):
     return lambda text: tuple(int(part) for part in text.split(",") if part.strip())
   base = float if "float" in annotation else int if annotation.startswith("int") else str
@@ -42,7 +51,7 @@ def _parser_for(field: dataclasses.Field, default: Any):
 
 def add_dataclass_options(parser: argparse._ActionsContainer, cls: type, defaults: Any | None = None,
                           skip: tuple[str, ...] = ()) -> None:
-  """Adds one option per field of `cls`; parsed values stay None unless given (see `given_values`)."""
+  """Adds one option per field of `cls`; only options given on the command line are set (`given_values`)."""
   docs = attribute_docs(cls)
   defaults = defaults if defaults is not None else cls()
   for field in dataclasses.fields(cls):
@@ -52,15 +61,17 @@ def add_dataclass_options(parser: argparse._ActionsContainer, cls: type, default
     shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
     help_text = f"{docs.get(field.name, '')} (default: {shown})".strip()
     flag = "--" + field.name.replace("_", "-")
-    if str(field.type) == "bool":
-      parser.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, default=None,
+    # SUPPRESS: an option not given leaves no attribute, so `none` (an optional field set to None) differs
+    # from "not given".
+    if _annotation(field) == "bool":
+      parser.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
                           help=help_text)
     else:
-      parser.add_argument(flag, dest=field.name, type=_parser_for(field, default), default=None,
+      parser.add_argument(flag, dest=field.name, type=_parser_for(field, default), default=argparse.SUPPRESS,
                           metavar=field.name.upper(), help=help_text)
 
 
 def given_values(args: argparse.Namespace, cls: type) -> dict[str, Any]:
   """The fields of `cls` the user set on the command line."""
-  return {f.name: getattr(args, f.name) for f in dataclasses.fields(cls)
-          if getattr(args, f.name, None) is not None}
+  given = vars(args)
+  return {f.name: given[f.name] for f in dataclasses.fields(cls) if f.name in given}

@@ -24,11 +24,6 @@ TINY_LOCAL = ["--mode", "local", "--actors", "2", "--task", "cartpole-swingup", 
               "--weights-update-period", "20", "--video-format", "gif", "--frames", "1000000"]
 
 
-def _rows(out):
-  path = out / "logs" / "train.csv"
-  return metrics.read_csv(path) if path.exists() else []
-
-
 def _wait_for(condition, what: str, process: subprocess.Popen, timeout_s: float = 300.0):
   deadline = time.monotonic() + timeout_s
   while time.monotonic() < deadline:
@@ -61,14 +56,16 @@ def interrupted_run(tmp_path_factory):
                              env={**os.environ, "RAY_AUTH_MODE": "disabled"})
   driver = psutil.Process(process.pid)
   try:
-    _wait_for(lambda: any(r["learner_steps"] >= 20 for r in _rows(out)), "learner steps", process)
+    _wait_for(lambda: any(r["learner_steps"] >= 20 for r in metrics.read_log(out, "train")), "learner steps",
+              process)
     actor_processes = _wait_for(lambda: _processes_named(driver, "ActorRole"), "actor processes", process)
     every_process = driver.children(recursive=True)
     killed = actor_processes[0]
     killed.kill()
-    frames_at_kill = _rows(out)[-1]["frames"]
+    frames_at_kill = metrics.read_log(out, "train")[-1]["frames"]
     _wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
-                          for r in _rows(out)), "the killed actor to restart and the run to go on", process)
+                          for r in metrics.read_log(out, "train")),
+              "the killed actor to restart and the run to go on", process)
     os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
     process.wait(timeout=240)
   finally:

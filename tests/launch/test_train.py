@@ -33,12 +33,12 @@ def test_the_run_reaches_its_budget_and_summarises_it(finished_run):
 
 
 def test_metrics_are_written_as_csv_and_tensorboard(finished_run):
-  train_rows = metrics.read_csv(finished_run / "logs" / "train.csv")
+  train_rows = metrics.read_log(finished_run, "train")
   assert len(train_rows) >= 2
   for key in ("frames_per_s", "learner_steps_per_s", "replay_size", "critic_loss", "actor_wait_share"):
     assert key in train_rows[-1]
   assert [r["frames"] for r in train_rows] == sorted(r["frames"] for r in train_rows)
-  eval_rows = metrics.read_csv(finished_run / "logs" / "eval.csv")
+  eval_rows = metrics.read_log(finished_run, "eval")
   assert eval_rows[0]["frames"] == 0 and eval_rows[-1]["frames"] >= 800 and len(eval_rows) >= 2
   for name in ("train", "eval"):
     events = list((finished_run / "tensorboard" / name).glob("events.out.tfevents.*"))
@@ -68,7 +68,7 @@ def test_resume_continues_from_the_checkpoint_with_counters_intact(finished_run)
   after = json.loads((finished_run / "summary.json").read_text())
   assert after["frames"] >= 1600
   assert after["learner_steps"] > before["learner_steps"]
-  rows = metrics.read_csv(finished_run / "logs" / "train.csv")
+  rows = metrics.read_log(finished_run, "train")
   assert any(r["frames"] <= before["frames"] for r in rows) and rows[-1]["frames"] >= 1600  # appended
   first_resumed = next(r for r in rows if r["frames"] > before["frames"])
   assert first_resumed["learner_steps"] >= before["learner_steps"]
@@ -130,7 +130,7 @@ def test_ctrl_c_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path):
                               "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
   try:
     deadline = time.monotonic() + 300
-    while not any(r["learner_steps"] > 5 for r in _train_rows(out)):
+    while not any(r["learner_steps"] > 5 for r in metrics.read_log(out, "train")):
       assert process.poll() is None and time.monotonic() < deadline, "the run never got going"
       time.sleep(1)
     process.send_signal(signal.SIGINT)
@@ -146,7 +146,3 @@ def test_ctrl_c_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path):
   assert json.loads((out / "checkpoints" / "state.json").read_text())["learner_steps"] == summary["learner_steps"]
   assert stopping_s < 60, f"stopping took {stopping_s:.0f}s: a role waited out a timeout instead of stopping"
 
-
-def _train_rows(out):
-  path = out / "logs" / "train.csv"
-  return metrics.read_csv(path) if path.exists() else []

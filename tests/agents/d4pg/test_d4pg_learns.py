@@ -19,7 +19,7 @@ STATE_BALANCE = ["--no-pixels", "--task", "cartpole-balance", "--batch-size", "1
 
 
 def _eval_returns(out):
-  return [row["eval_return"] for row in metrics.read_csv(out / "logs" / "eval.csv")]
+  return [row["eval_return"] for row in metrics.read_log(out, "eval")]
 
 
 def test_state_features_cartpole_balance_is_learned_within_60k_frames(tmp_path):

@@ -1,0 +1,47 @@
+"""Run outputs: CSV rows that survive a resume and a widening header, TensorBoard events, the progress line."""
+
+import imageio.v2 as imageio
+import numpy as np
+import pytest
+
+from launch import metrics
+
+
+def test_rows_are_appended_and_a_later_metric_widens_the_header(tmp_path):
+  log = metrics.MetricsLog(tmp_path, "train")
+  log.write({"frames": 0, "frames_per_s": 10.0})
+  log.write({"frames": 100, "frames_per_s": 12.0, "critic_loss": 0.5})  # losses appear after the first row
+  assert metrics.read_log(tmp_path, "train") == [{"frames": 0, "frames_per_s": 10.0},
+                                                 {"frames": 100, "frames_per_s": 12.0, "critic_loss": 0.5}]
+  assert list((tmp_path / "tensorboard" / "train").glob("events.out.tfevents.*"))
+
+
+def test_a_resumed_log_keeps_its_rows_and_columns(tmp_path):
+  metrics.MetricsLog(tmp_path, "eval").write({"frames": 0, "eval_return": 1.0})
+  metrics.MetricsLog(tmp_path, "eval").write({"frames": 50, "eval_return": 2.0})  # a new process, same file
+  assert [r["eval_return"] for r in metrics.read_log(tmp_path, "eval")] == [1.0, 2.0]
+
+
+def test_a_row_without_frames_is_refused_and_no_log_reads_as_empty(tmp_path):
+  with pytest.raises(ValueError, match="needs 'frames'"):
+    metrics.MetricsLog(tmp_path, "train").write({"frames_per_s": 1.0})
+  assert metrics.read_log(tmp_path / "elsewhere", "train") == []
+
+
+def test_the_progress_line_shows_throughput_returns_and_waiting_and_marks_missing_values():
+  line = metrics.progress_line({"frames": 12345, "frames_per_s": 40.0, "learner_steps": 7, "learner_steps_per_s": 2.5,
+                                "episode_return": float("nan"), "replay_size": 900, "weights_staleness": 3,
+                                "actor_wait_share": 0.25, "learner_wait_share": 0.01, "actor_restarts": 2})
+  assert "frames    12,345 | 40.0 frames/s | learner steps 7 (2.50/s) | return n/a | replay 900" in line
+  assert "waiting: actors 25%, learner 1% | actor restarts 2" in line
+
+
+def test_the_learning_curve_is_a_picture_of_both_logs(tmp_path):
+  train, evaluation = metrics.MetricsLog(tmp_path, "train"), metrics.MetricsLog(tmp_path, "eval")
+  for frames in range(0, 1000, 100):
+    train.write({"frames": frames, "episode_return": frames / 10})
+    evaluation.write({"frames": frames, "eval_return": frames / 5})
+  png = tmp_path / "curve.png"
+  metrics.plot_learning_curve(evaluation.path, train.path, png, "d4pg on cartpole-balance")
+  image = imageio.imread(png)
+  assert image.shape[:2] == (400, 600) and np.asarray(image).std() > 10
