@@ -1,0 +1,26 @@
+"""D4PG settings: every problem listed at once, replay settings derived (and validated) from them."""
+
+import pytest
+
+from agents.d4pg.config import D4PGConfig
+
+
+def test_every_problem_is_listed_at_once():
+  with pytest.raises(ValueError) as error:
+    D4PGConfig(num_atoms=1, vmin=5.0, vmax=1.0, learning_rate=0.0, sigma=-1.0, saturation_penalty=-0.1)
+  for field in ("num_atoms", "vmin", "learning_rate", "sigma", "saturation_penalty"):
+    assert field in str(error.value)
+
+
+def test_replay_settings_come_from_the_agent_settings_and_are_checked_too():
+  replay = D4PGConfig(batch_size=32, n_step=5, samples_per_insert=None, replay_chunk_length=4).replay
+  assert (replay.batch_size, replay.n_step, replay.samples_per_insert, replay.chunk_length) == (32, 5, None, 4)
+  with pytest.raises(ValueError, match="exceeds max_replay_size"):
+    D4PGConfig(min_replay_size=10, max_replay_size=5)
+
+
+def test_state_features_are_not_stacked_or_augmented():
+  config = D4PGConfig.for_state_features(batch_size=8)
+  assert (config.pixels, config.frame_stack, config.augment, config.batch_size) == (False, 1, False, 8)
+  with pytest.raises(ValueError, match="use frame_stack=1 with pixels=False"):
+    D4PGConfig(pixels=False, frame_stack=3)

@@ -1,0 +1,50 @@
+"""D4PG networks: shapes and ranges, a policy that starts near the middle of its range, actor variables."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from dm_env import specs
+
+from agents.d4pg.config import D4PGConfig
+from agents.d4pg.networks import make_networks
+
+PIXELS = {"pixels": specs.BoundedArray((16, 16, 6), np.uint8, 0, 255)}
+ACTION = specs.BoundedArray((3,), np.float32, [-1, 0, -2], [1, 4, 2])
+CONFIG = D4PGConfig(frame_stack=2, hidden_sizes=(32, 32), conv_channels=4, feature_dim=8, num_atoms=11,
+                    vmin=-5.0, vmax=5.0)
+
+
+def _observations(count=6):
+  return {"pixels": tf.constant(np.random.default_rng(0).integers(0, 256, (count, 16, 16, 6), dtype=np.uint8))}
+
+
+def test_features_are_bounded_and_the_critic_returns_logits_over_the_atoms():
+  networks = make_networks(PIXELS, ACTION, CONFIG)
+  features = networks.encoder(_observations())
+  assert features.shape == (6, 8) and float(tf.reduce_max(tf.abs(features))) <= 1.0
+  logits = networks.critic(features, networks.policy(features))
+  assert logits.shape == (6, 11)
+  np.testing.assert_allclose(networks.critic.atoms.numpy(), np.linspace(-5, 5, 11), atol=1e-6)
+  values = networks.critic.expected_value(logits).numpy()
+  assert ((-5 <= values) & (values <= 5)).all()
+
+
+def test_the_untrained_policy_acts_near_the_middle_of_each_action_range():
+  networks = make_networks(PIXELS, ACTION, CONFIG)
+  actions = networks.policy(networks.encoder(_observations())).numpy()
+  # within 2.5% of each range of its middle (a default-initialised output layer lands far off)
+  np.testing.assert_allclose(actions, np.broadcast_to([0, 2, 0], actions.shape), atol=0.05)
+  far = networks.policy.squash(tf.constant([[50.0, -50.0, 0.0]])).numpy()
+  np.testing.assert_allclose(far, [[1, 0, 0]], atol=1e-5)  # squashed into [minimum, maximum]
+
+
+def test_actors_get_the_encoder_and_policy_variables_but_not_the_critic():
+  networks = make_networks(PIXELS, ACTION, CONFIG)
+  names = {v.name for v in networks.policy_variables}
+  assert names == {v.name for v in networks.encoder.variables} | {v.name for v in networks.policy.variables}
+  assert not names & {v.name for v in networks.critic.variables}
+
+
+def test_an_unbounded_action_spec_is_refused():
+  with pytest.raises(ValueError, match="bounded action spec"):
+    make_networks(PIXELS, specs.Array((3,), np.float32), CONFIG)
