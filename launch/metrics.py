@@ -71,16 +71,16 @@ def progress_line(row: dict[str, float]) -> str:
               f" | actor restarts {int(row['actor_restarts'])}" if row.get("actor_restarts") else ""))
 
 
-def plot_learning_curve(eval_csv: pathlib.Path, train_csv: pathlib.Path, path: pathlib.Path, title: str) -> None:
-  """Evaluation return (and training episode return) against frames, as a PNG."""
+def plot_learning_curve(out_dir: pathlib.Path, path: pathlib.Path, title: str) -> None:
+  """Evaluation return (and training episode return) of the run in `out_dir` against frames, as a PNG."""
   import matplotlib
   matplotlib.use("Agg")
   from matplotlib import pyplot as plt
 
   figure, axes = plt.subplots(figsize=(6, 4), dpi=100)
-  for csv_path, key, label, style in ((train_csv, "episode_return", "training episodes (recent mean)", "-"),
-                                      (eval_csv, "eval_return", "evaluation (deterministic policy)", "o-")):
-    rows = [r for r in read_csv(csv_path) if math.isfinite(r.get(key, float("nan")))] if csv_path.exists() else []
+  for name, key, label, style in (("train", "episode_return", "training episodes (recent mean)", "-"),
+                                  ("eval", "eval_return", "evaluation (deterministic policy)", "o-")):
+    rows = [r for r in read_log(out_dir, name) if math.isfinite(r.get(key, float("nan")))]
     if rows:
       axes.plot([r["frames"] for r in rows], [r[key] for r in rows], style, label=label)
   axes.set_xlabel("environment frames")

@@ -243,8 +243,7 @@ class Evaluator:
     """Final evaluation, the learning-curve PNG and summary.json."""
     final = self.evaluate(snapshot)
     out = self._experiment.out_dir
-    metrics.plot_learning_curve(out / "logs" / "eval.csv", out / "logs" / "train.csv", out / "learning_curve.png",
-                                f"{self._experiment.agent} on {self._experiment.task}")
+    metrics.plot_learning_curve(out, out / "learning_curve.png", f"{self._experiment.agent} on {self._experiment.task}")
     eval_returns = [r["eval_return"] for r in metrics.read_log(out, "eval")]
     summary = {"task": self._experiment.task, "agent": self._experiment.agent, "mode": self._experiment.mode,
                "frames": snapshot["frames"], "episodes": snapshot["episodes"],

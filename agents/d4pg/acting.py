@@ -2,8 +2,8 @@
 
 Implements rlrep's `PolicyFn` protocol, `policy(params, observations, rng) -> actions` on a batch (one row
 per environment): actors pass the newest weights they pulled; the network is only reassigned when those
-change. Exploration adds Gaussian noise
-(`sigma`) and clips to the action bounds; evaluation uses `sigma=0`, the deterministic policy.
+change. Exploration adds Gaussian noise (`sigma`) and clips to the action bounds; evaluation uses
+`sigma=0`, the deterministic policy.
 """
 
 from __future__ import annotations

@@ -42,6 +42,6 @@ def test_the_learning_curve_is_a_picture_of_both_logs(tmp_path):
     train.write({"frames": frames, "episode_return": frames / 10})
     evaluation.write({"frames": frames, "eval_return": frames / 5})
   png = tmp_path / "curve.png"
-  metrics.plot_learning_curve(evaluation.path, train.path, png, "d4pg on cartpole-balance")
+  metrics.plot_learning_curve(tmp_path, png, "d4pg on cartpole-balance")
   image = imageio.imread(png)
   assert image.shape[:2] == (400, 600) and np.asarray(image).std() > 10
