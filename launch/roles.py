@@ -54,6 +54,7 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
                        replay.WeightClient(client, builder.config.weights_update_period), policy.params(),
                        seed=seed, episode_callback=lambda stats: finished.append(stats.last_return))
   reported_frames, started = 0, time.perf_counter()
+  policy.set_frames(counter.snapshot()["frames"])  # a resumed run does not start exploring from scratch
   try:
     while not should_stop():
       stats = actor.run(rounds=max(1, ACTOR_REPORT_STEPS // len(environments)))
@@ -62,6 +63,7 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
                 "weights_staleness": stats.weights_staleness,
                 "wait_share": sum(adder.wait_s for adder in adders) / elapsed}
       total = counter.add_actor_progress(actor_id, stats.frames - reported_frames, finished, report)
+      policy.set_frames(total)
       reported_frames = stats.frames
       finished.clear()
       if total >= experiment.frames:

@@ -16,7 +16,7 @@ import dm_env
 import reverb
 
 import rlrep
-from agents.d4pg.acting import PolicyNetwork
+from agents.d4pg.acting import Exploration, PolicyNetwork
 from agents.d4pg.config import D4PGConfig
 from agents.d4pg.learning import Learner
 from environments import dmc
@@ -42,9 +42,10 @@ class D4PGBuilder:
                     action_repeat=config.action_repeat, render_quality=config.render_quality, seed=seed)
 
   def make_policy(self, evaluation: bool = False) -> PolicyNetwork:
-    """The exploring actor policy, or with `evaluation=True` the deterministic one."""
+    """The exploring actor policy (tell it the run's frames with `set_frames`), or with `evaluation=True`
+    the deterministic one."""
     return PolicyNetwork(self.observation_spec, self.action_spec, self.config,
-                         sigma=0.0 if evaluation else self.config.sigma)
+                         exploration=None if evaluation else Exploration.from_config(self.config))
 
   def make_tables(self) -> list[reverb.Table]:
     weight_specs = self.make_policy(evaluation=True).variable_specs()

@@ -55,13 +55,29 @@ class Encoder(tf.Module):
 
 
 def _layer_norm_mlp(hidden_sizes: tuple[int, ...], outputs: int,
-                    output_initializer: str | tf.keras.initializers.Initializer = "glorot_uniform"
+                    output_initializer: str | tf.keras.initializers.Initializer = "glorot_uniform",
+                    output_bias_initializer: str | tf.keras.initializers.Initializer = "zeros"
                     ) -> list[tf.keras.layers.Layer]:
   """Acme's LayerNormMLP: Dense + LayerNorm + tanh first (inputs of any scale land in (-1, 1)), then ELU layers."""
   first, *rest = hidden_sizes
   return [tf.keras.layers.Dense(first), tf.keras.layers.LayerNormalization(), tf.keras.layers.Activation("tanh"),
           *(tf.keras.layers.Dense(width, activation="elu") for width in rest),
-          tf.keras.layers.Dense(outputs, kernel_initializer=output_initializer)]
+          tf.keras.layers.Dense(outputs, kernel_initializer=output_initializer,
+                                bias_initializer=output_bias_initializer)]
+
+
+def initial_logits(config: D4PGConfig, width_atoms: float = 1.0) -> np.ndarray:
+  """Log-probabilities of a Gaussian over the atoms, centred on `critic_initial_value` (clipped into the
+  support), `width_atoms` atom spacings wide: the critic's starting belief about every return.
+
+  >>> config = D4PGConfig(vmin=0.0, vmax=10.0, num_atoms=11, critic_initial_value=-5.0)
+  >>> probabilities = np.exp(initial_logits(config)); int(np.argmax(probabilities)), round(float(probabilities.sum()), 6)
+  (0, 1.0)
+  """
+  atoms = np.linspace(config.vmin, config.vmax, config.num_atoms)
+  centre = np.clip(config.critic_initial_value, config.vmin, config.vmax)
+  logits = -0.5 * ((atoms - centre) / (width_atoms * (atoms[1] - atoms[0]))) ** 2
+  return (logits - np.log(np.exp(logits).sum())).astype(np.float32)
 
 
 class Policy(tf.Module):
@@ -96,13 +112,18 @@ class Policy(tf.Module):
 
 
 class Critic(tf.Module):
-  """(features, action) -> logits over the `num_atoms` atoms of the return distribution."""
+  """(features, action) -> logits over the `num_atoms` atoms of the return distribution.
+
+  The output layer's bias starts as the log of a narrow distribution around `critic_initial_value` (see
+  the config), so initial values sit near that return, not at the middle of [vmin, vmax].
+  """
 
   def __init__(self, config: D4PGConfig, name: str = "critic"):
     super().__init__(name=name)
     self.atoms = tf.linspace(tf.constant(config.vmin, tf.float32), config.vmax, config.num_atoms)
     with self.name_scope:
-      self.layers = _layer_norm_mlp(config.hidden_sizes, config.num_atoms)
+      self.layers = _layer_norm_mlp(config.hidden_sizes, config.num_atoms, output_bias_initializer=
+                                    tf.keras.initializers.Constant(initial_logits(config)))
 
   def __call__(self, features: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
     x = tf.concat([features, action], axis=-1)

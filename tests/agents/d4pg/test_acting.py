@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from dm_env import specs
 
-from agents.d4pg.acting import PolicyNetwork
+from agents.d4pg.acting import Exploration, PolicyNetwork
 from agents.d4pg.config import D4PGConfig
 
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray((12, 12, 6), np.uint8, 0, 255)}
@@ -17,7 +17,7 @@ def _observations(count, seed=0):
 
 
 def test_a_batch_gives_the_same_actions_as_one_observation_at_a_time():
-  policy = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, sigma=0.0)
+  policy = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG)
   observations, rng = _observations(5), np.random.default_rng(0)
   together = policy(policy.params(), observations, rng)
   alone = np.concatenate([policy(policy.params(), {"pixels": row[None]}, rng) for row in observations["pixels"]])
@@ -26,16 +26,31 @@ def test_a_batch_gives_the_same_actions_as_one_observation_at_a_time():
 
 
 def test_new_params_change_the_actions_and_noise_stays_within_bounds():
-  policy = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, sigma=5.0)
+  policy = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, Exploration(5.0, 5.0, 0))
   observations, rng = _observations(64), np.random.default_rng(0)
   noisy = policy(policy.params(), observations, rng)
   assert noisy.min() >= -1 and noisy.max() <= 1 and noisy.std() > 0.5
-  deterministic = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, sigma=0.0)
+  deterministic = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG)
   before = deterministic(deterministic.params(), observations, rng)
   shifted = [p + 0.5 for p in deterministic.params()]
   assert not np.allclose(deterministic(shifted, observations, rng), before)
 
 
+def test_exploration_follows_the_run_frames_from_uniform_to_decaying_noise():
+  schedule = Exploration(sigma_start=1.0, sigma=0.1, decay_frames=1000, random_frames=200)
+  policy = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, schedule)
+  observations, rng = _observations(2000), np.random.default_rng(0)
+  deterministic = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG)(policy.params(), observations, rng)
+  uniform = policy(policy.params(), observations, rng)
+  assert abs(uniform.mean()) < 0.05 and 0.55 < uniform.std() < 0.6  # U(-1, 1): std 1/sqrt(3)
+  for frames, sigma in ((200, 0.82), (600, 0.46), (5000, 0.1)):
+    policy.set_frames(frames)
+    assert policy.sigma == pytest.approx(sigma)
+    if sigma < 0.5:  # far from the bounds, so clipping leaves the noise's spread intact
+      noise = policy(policy.params(), observations, rng) - deterministic
+      assert noise.std() == pytest.approx(sigma, rel=0.05)
+
+
 def test_negative_noise_is_refused():
-  with pytest.raises(ValueError, match="sigma must be >= 0"):
-    PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, sigma=-0.1)
+  with pytest.raises(ValueError, match="exploration noise must be >= 0"):
+    PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, Exploration(1.0, -0.1, 10))
