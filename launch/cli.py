@@ -24,7 +24,7 @@ def _rollout(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-  from agents.d4pg import D4PGConfig
+  from agents.d4pg import D4PGConfig, presets
   from launch import experiment as experiment_lib
   from launch import options, train
 
@@ -36,18 +36,45 @@ def _train(args: argparse.Namespace) -> int:
       raise ValueError("--resume continues the saved experiment: only budget, scale and logging options "
                        "(e.g. --frames, --actors, --mode) can change; drop --out and agent settings.")
     experiment = train.resolve_experiment(None, args.resume, experiment_overrides)
+    sources = {name: "saved" for name in _setting_names(experiment)} | {k: "flag" for k in experiment_overrides}
   else:
-    base = D4PGConfig() if agent_overrides.get("pixels", True) else D4PGConfig.for_state_features()
-    agent_overrides["seed"] = experiment_overrides.get("seed", 0)
-    experiment = experiment_lib.Experiment(**experiment_overrides,
-                                           agent_config=dataclasses.replace(base, **agent_overrides))
+    pixels = agent_overrides.get("pixels", True)
+    base = D4PGConfig() if pixels else D4PGConfig.for_state_features()
+    task = experiment_overrides.get("task", experiment_lib.Experiment.task)
+    preset = presets.for_task(task, agent_overrides) if pixels else {}
+    sources = {k: "preset" for k in preset} | {k: "flag" for k in [*agent_overrides, *experiment_overrides]}
+    experiment = experiment_lib.Experiment(**experiment_overrides, agent_config=dataclasses.replace(
+        base, **preset, **agent_overrides, seed=experiment_overrides.get("seed", 0)))
+  print(settings_summary(experiment, sources), flush=True)
   summary = train.train(experiment, resume=bool(args.resume), overwrite=args.overwrite, dry_run=args.dry_run)
   print(json.dumps(summary, indent=2, default=str))
   return 0
 
 
+def _setting_names(experiment) -> list[str]:
+  return [f.name for f in dataclasses.fields(experiment) if f.name != "agent_config"] + [
+      f.name for f in dataclasses.fields(experiment.agent_config)]
+
+
+def settings_summary(experiment, sources: dict[str, str]) -> str:
+  """The run's effective settings grouped by where each came from (flag, preset, saved run, default)."""
+  values = {**{f.name: getattr(experiment, f.name) for f in dataclasses.fields(experiment)
+               if f.name != "agent_config"}, **dataclasses.asdict(experiment.agent_config)}
+  groups: dict[str, list[str]] = {}
+  for name in _setting_names(experiment):
+    value = values[name]
+    shown = ",".join(map(str, value)) if isinstance(value, (tuple, list)) else value
+    groups.setdefault(sources.get(name, "default"), []).append(f"{name}={shown}")
+  lines = [f"rlrep train: {experiment.agent} on {experiment.task}, {experiment.mode} mode, "
+           f"{experiment.frames:,d} frames -> {experiment.out}"]
+  for source in ("flag", "preset", "saved", "default"):
+    if source in groups:
+      lines.append(f"  {source + ':':9s}" + " ".join(groups[source]))
+  return "\n".join(lines)
+
+
 def _add_train_parser(commands) -> None:
-  from agents.d4pg import D4PGConfig
+  from agents.d4pg import D4PGConfig, presets
   from launch import experiment as experiment_lib
   from launch import options
 
@@ -61,8 +88,8 @@ def _add_train_parser(commands) -> None:
   run.add_argument("--overwrite", action="store_true", help="replace whatever --out holds")
   run.add_argument("--dry-run", action="store_true", help="with --mode cluster: write and validate manifests only")
   agent = train.add_argument_group(
-      "d4pg settings", "Defaults are agents/d4pg/config.py's (pixels); --no-pixels switches to state-feature "
-      "defaults (frame stack 1, no augmentation).")
+      "d4pg settings", "Defaults are agents/d4pg/config.py's, then the task's preset (pixels); --no-pixels "
+      "switches to state-feature defaults (frame stack 1, no augmentation, no preset). " + presets.describe())
   options.add_dataclass_options(agent, D4PGConfig, skip=("seed",))  # the experiment's --seed sets it
   train.set_defaults(handler=_train)
 
@@ -101,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
   except ValueError as error:  # bad settings: the message says what to change
     print(f"rlrep {args.command}: error: {error}", file=sys.stderr)
     return 2
+  except RuntimeError as error:
+    from launch.experiment import RunFailed
+    if not isinstance(error, RunFailed):
+      raise  # a bug: its traceback is what a report needs
+    print(f"rlrep {args.command}: run failed: {error}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

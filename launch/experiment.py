@@ -15,6 +15,10 @@ from typing import Any
 
 from agents.d4pg import D4PGBuilder, D4PGConfig
 
+class RunFailed(RuntimeError):
+  """A run stopped on a failure the user can act on; its message says what happened and what to do."""
+
+
 AGENTS = {"d4pg": (D4PGConfig, D4PGBuilder)}
 MODES = ("inprocess", "local", "cluster")
 

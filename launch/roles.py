@@ -24,7 +24,7 @@ import rlrep
 from environments import dmc, recording
 from launch import metrics
 from launch.checkpoints import CheckpointStore
-from launch.experiment import Experiment
+from launch.experiment import Experiment, RunFailed
 from rlrep import acting, replay
 
 ACTOR_REPORT_STEPS = 50       # agent steps (all environments) between an actor's reports to the counter
@@ -32,6 +32,10 @@ ENV_SEED_STRIDE = 100_000     # seed distance between the environments of one ac
 LEARNER_IDLE_POLL_S = 2.0     # a learner waiting for replay this long re-checks whether the run is over
 LEARNER_STALL_LOG_S = 30.0    # a sample blocked this long is logged with the replay state
 EVALUATOR_SEED_OFFSET = 10_000
+
+
+class NonFiniteLearnerError(RunFailed):
+  """The learner's losses (so its weights or gradients) stopped being finite numbers."""
 
 
 def make_replay_server(builder, port: int = 0) -> reverb.Server:
@@ -110,6 +114,7 @@ class LearnerRole:
     last = {"time": time.perf_counter(), **self._counter.snapshot(), "input_wait_s": 0.0}
     last_checkpoint = time.perf_counter()
     learner_metrics: dict[str, float] = {}
+    finite = True
     try:
       while self._counter.stop_reason() is None:
         try:
@@ -117,6 +122,9 @@ class LearnerRole:
         except (StopIteration, tf.errors.OutOfRangeError):  # replay allowed no sample for a while
           learner.restart_input()
         steps = learner.num_steps
+        finite = all(math.isfinite(value) for value in learner_metrics.values())
+        if not finite:
+          raise self._non_finite_error(steps, learner_metrics)
         self._counter.set_learner_steps(steps)
         if steps % experiment.publish_every_steps == 0:
           self._publisher.publish(steps, learner.policy_params())
@@ -126,13 +134,25 @@ class LearnerRole:
           self._checkpoints.save(learner, self._counter.snapshot())
           last_checkpoint = time.perf_counter()
     finally:
-      self._publisher.publish(learner.num_steps, learner.policy_params())
+      if finite:  # never hand actors, or a checkpoint, weights that are not numbers
+        self._publisher.publish(learner.num_steps, learner.policy_params())
       self._counter.set_learner_steps(learner.num_steps)
       self._log_row(last, learner_metrics)
-      self._checkpoints.save(learner, self._counter.snapshot())
+      if finite:
+        self._checkpoints.save(learner, self._counter.snapshot())
       self._counter.mark_learner_done()
       self._watchdog.close()
     return {"learner_steps": learner.num_steps}
+
+  def _non_finite_error(self, steps: int, learner_metrics: dict[str, float]) -> NonFiniteLearnerError:
+    bad = ", ".join(f"{name}={value}" for name, value in learner_metrics.items() if not math.isfinite(value))
+    latest = self._checkpoints.latest()
+    where = (f"The last finite checkpoint is {latest['prefix']} (learner step {latest['learner_steps']}): "
+             f"`rlrep train --resume {self._experiment.out}` continues from it" if latest else
+             "No checkpoint was written before it")
+    return NonFiniteLearnerError(
+        f"learner step {steps}: {bad}; training stopped rather than train on. {where}. A new run with a lower "
+        "--learning-rate or --max-gradient-norm usually avoids it.")
 
   def _log_row(self, last: dict, learner_metrics: dict[str, float]) -> dict:
     now, snapshot = time.perf_counter(), self._counter.snapshot()

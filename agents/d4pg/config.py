@@ -8,6 +8,7 @@ Every field is an `rlrep train` option: `--field-name value`.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from rlrep.replay import ReplayConfig
 
@@ -87,8 +88,8 @@ class D4PGConfig:
       problems.append(f"num_atoms must be >= 2, got {self.num_atoms}")
     if not self.vmin < self.vmax:
       problems.append(f"vmin ({self.vmin}) must be below vmax ({self.vmax})")
-    if self.learning_rate <= 0:
-      problems.append(f"learning_rate must be > 0, got {self.learning_rate}")
+    if not 0 < self.learning_rate < math.inf:
+      problems.append(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
     if self.max_gradient_norm < 0:
       problems.append(f"max_gradient_norm must be >= 0 (0 = no clipping), got {self.max_gradient_norm}")
     if self.target_update_period < 1:

@@ -5,11 +5,13 @@ import threading
 
 import imageio.v2 as imageio
 import pytest
+import yaml
 
 from launch import cli
 from launch import metrics
 
 TINY_PIXELS = ["--task", "cartpole-swingup", "--mode", "inprocess", "--image-size", "32", "--render-quality", "fast",
+               "--action-repeat", "2", "--random-frames", "200",
                "--batch-size", "16", "--hidden-sizes", "32", "--conv-channels", "8", "--feature-dim", "16",
                "--min-replay-size", "100", "--samples-per-insert", "8", "--eval-every-frames", "400",
                "--log-every-s", "1", "--publish-every-steps", "5", "--weights-update-period", "20",
@@ -88,6 +90,8 @@ def _fails(capsys, *args):
     (["--actors", "0"], "actors must be >= 1"),
     (["--envs-per-actor", "0"], "envs_per_actor must be >= 1"),
     (["--frames", "0"], "frames must be >= 1"),
+    (["--learning-rate", "nan"], "learning_rate must be a finite number > 0"),
+    (["--learning-rate", "inf"], "learning_rate must be a finite number > 0"),
     (["--replicas", "gpu:2"], "this machine has 0 GPU(s)"),
     (["--replicas", "tpu"], "this host has no TPU"),
     (["--replicas", "cpu:x"], "device count must be a positive integer"),
@@ -110,6 +114,32 @@ def test_resume_of_a_directory_without_an_experiment_is_refused(tmp_path, capsys
 
 def test_resume_refuses_agent_settings(finished_run, capsys):
   assert "only budget, scale and logging options" in _fails(capsys, "--resume", str(finished_run), "--sigma", "0.5")
+
+
+def test_the_first_lines_list_each_effective_setting_by_source_and_a_flag_beats_its_preset(tmp_path, capsys):
+  out = tmp_path / "dry"
+  assert cli.main(["train", "--task", "cartpole-swingup", "--action-repeat", "4", "--mode", "cluster", "--dry-run",
+                   "--out", str(out)]) == 0
+  lines = capsys.readouterr().out.splitlines()
+  assert lines[0].startswith("rlrep train: d4pg on cartpole-swingup, cluster mode")
+  by_source = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split() for line in lines[1:4]}
+  assert "action_repeat=4" in by_source["flag"] and "mode=cluster" in by_source["flag"]
+  assert "vmax=400.0" in by_source["preset"] and "samples_per_insert=32.0" in by_source["preset"]
+  assert "n_step=3" in by_source["default"]
+  configmap = yaml.safe_load((out / "manifests" / "00-configmap.yaml").read_text())
+  saved = json.loads(configmap["data"]["experiment.json"])["agent_config"]
+  assert (saved["action_repeat"], saved["vmax"], saved["batch_size"]) == (4, 400.0, 128)
+
+
+def test_a_learner_whose_losses_stop_being_numbers_stops_the_run_naming_the_step(tmp_path, capsys):
+  out = tmp_path / "diverged"
+  code = cli.main(["train", *TINY_PIXELS, "--frames", "100000", "--out", str(out), "--learning-rate", "1e38",
+                   "--max-gradient-norm", "0"])
+  error = capsys.readouterr().err
+  assert code == 1 and "run failed: learner step" in error and "training stopped rather than train on" in error
+  assert "nan" in error or "inf" in error
+  state = out / "checkpoints" / "state.json"
+  assert not state.exists() or str(out) in error  # a checkpoint, if any, is named, and none holds NaN weights
 
 
 def test_help_documents_every_agent_setting():

@@ -1,0 +1,27 @@
+"""Per-task presets: general rules by domain and reward scale, derived settings following the user's own."""
+
+import pytest
+
+from agents.d4pg import D4PGConfig, presets
+
+
+@pytest.mark.parametrize("task, action_repeat", [("cartpole-swingup", 8), ("cheetah-run", 4), ("reacher-easy", 4),
+                                                 ("ball_in_cup-catch", 4), ("walker-walk", 2), ("finger-spin", 2),
+                                                 ("humanoid-run", 2), ("quadruped-walk", 2)])
+def test_action_repeat_by_domain_and_value_range_by_reward_scale(task, action_repeat):
+  preset = presets.for_task(task)
+  assert preset["action_repeat"] == action_repeat
+  assert preset["vmax"] == 100.0 * action_repeat  # rewards <= 1 per frame, discount 0.99
+  assert preset["samples_per_insert"] == preset["batch_size"] * action_repeat / presets.FRAMES_PER_UPDATE
+  D4PGConfig(**preset)  # every preset is a valid configuration
+
+
+def test_given_settings_are_left_out_and_derived_ones_follow_them():
+  preset = presets.for_task("cartpole-balance", {"action_repeat": 2, "batch_size": 64, "learning_rate": 1e-4})
+  assert not {"action_repeat", "batch_size", "learning_rate"} & set(preset)
+  assert preset["vmax"] == 200.0 and preset["samples_per_insert"] == 64 * 2 / presets.FRAMES_PER_UPDATE
+
+
+def test_an_unknown_task_names_close_matches():
+  with pytest.raises(ValueError, match="walker-walk"):
+    presets.for_task("walker-wlak")
