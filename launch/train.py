@@ -30,6 +30,36 @@ def check_replicas_available(spec: str) -> None:
     replicator.read_tf_config()
 
 
+def check_precision_supported(precision: str, replicas: str, cpu_flags: set[str] | None = None) -> None:
+  """Refuses bfloat16 where this machine's learner devices would only emulate it (slower, not faster)."""
+  if precision != "bfloat16":
+    return
+  import rlrep
+  import tensorflow as tf
+
+  kind = rlrep.parse_spec(replicas).kind
+  if kind == "gpu":
+    for gpu in tf.config.list_physical_devices("GPU"):
+      capability = tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
+      if tuple(capability) < (8, 0):
+        raise ValueError(f"--precision bfloat16: GPU {gpu.name} has compute capability {capability}, below 8.0, "
+                         "so bfloat16 is emulated; use --precision float32.")
+  elif kind in ("cpu", "multi_worker") or (kind == "auto" and not tf.config.list_physical_devices("GPU")):
+    flags = cpu_flags if cpu_flags is not None else _cpu_flags()
+    if not flags & {"avx512_bf16", "amx_bf16"}:
+      raise ValueError("--precision bfloat16: this CPU has no AVX512-BF16 or AMX instructions, so TensorFlow "
+                       "emulates bfloat16 (measured 7x slower than float32 on such a CPU); use --precision "
+                       "float32 here, or bfloat16 on a TPU or a GPU with compute capability >= 8.0.")
+
+
+def _cpu_flags() -> set[str]:
+  try:
+    text = pathlib.Path("/proc/cpuinfo").read_text()
+  except OSError:
+    return set()
+  return {flag for line in text.splitlines() if line.startswith("flags") for flag in line.split(":", 1)[1].split()}
+
+
 def resolve_experiment(experiment: Experiment | None, resume: str | None, overrides: dict) -> Experiment:
   """The experiment to run: the saved one when resuming (with `overrides`, e.g. a larger --frames)."""
   if resume is None:
@@ -48,6 +78,7 @@ def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = Fal
   if dry_run:
     raise ValueError("--dry-run renders cluster manifests: use it with --mode cluster.")
   check_replicas_available(experiment.replicas)
+  check_precision_supported(getattr(experiment.agent_config, "precision", "float32"), experiment.replicas)
   if resume:
     state = (experiment.out_dir / "checkpoints" / "state.json")
     if not state.exists():

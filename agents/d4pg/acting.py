@@ -59,7 +59,8 @@ class PolicyNetwork:
     if exploration is not None and min(exploration.sigma, exploration.sigma_start) < 0:
       raise ValueError(f"exploration noise must be >= 0, got {exploration}.")
     tf.keras.utils.set_random_seed(config.seed)  # same initial weights as the learner's online networks
-    networks = make_networks(observation_spec, action_spec, config)
+    # Actors run on CPUs, where bfloat16 is usually emulated; the weights are float32 either way.
+    networks = make_networks(observation_spec, action_spec, dataclasses.replace(config, precision="float32"))
     self._variables = networks.policy_variables
     self._action_spec = action_spec
     self._exploration = exploration

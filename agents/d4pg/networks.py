@@ -33,22 +33,24 @@ class Encoder(tf.Module):
     self._pixels = "pixels" in observation_spec
     if not self._pixels and "features" not in observation_spec:
       raise ValueError(f"the encoder needs 'pixels' or 'features' observations, got {sorted(observation_spec)}.")
+    policy = "mixed_bfloat16" if config.precision == "bfloat16" else "float32"
+    self._compute_dtype = tf.bfloat16 if config.precision == "bfloat16" else tf.float32
     with self.name_scope:
       if self._pixels:
-        self.convs = [tf.keras.layers.Conv2D(config.conv_channels, 3, strides=2, activation="relu"),
-                      tf.keras.layers.Conv2D(config.conv_channels, 3, strides=1, activation="relu")]
-      self.projection = tf.keras.layers.Dense(config.feature_dim)
+        self.convs = [tf.keras.layers.Conv2D(config.conv_channels, 3, strides=2, activation="relu", dtype=policy),
+                      tf.keras.layers.Conv2D(config.conv_channels, 3, strides=1, activation="relu", dtype=policy)]
+      self.projection = tf.keras.layers.Dense(config.feature_dim, dtype=policy)
       self.norm = tf.keras.layers.LayerNormalization()
 
   def __call__(self, observation: dict[str, tf.Tensor]) -> tf.Tensor:
-    if self._pixels:
-      x = tf.cast(observation["pixels"], tf.float32) / 255.0 - 0.5
+    if self._pixels:  # uint8 -> [-0.5, 0.5]; every value 0..255 is exact in bfloat16 too
+      x = tf.cast(observation["pixels"], self._compute_dtype) / 255.0 - 0.5
       for conv in self.convs:
         x = conv(x)
       x = tf.reshape(x, [tf.shape(x)[0], -1])
     else:
-      x = tf.cast(observation["features"], tf.float32)
-    features = tf.tanh(self.norm(self.projection(x)))
+      x = tf.cast(observation["features"], self._compute_dtype)
+    features = tf.tanh(self.norm(tf.cast(self.projection(x), tf.float32)))
     if "proprio" in observation:
       features = tf.concat([features, tf.cast(observation["proprio"], tf.float32)], axis=-1)
     return features

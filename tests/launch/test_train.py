@@ -90,6 +90,7 @@ def _fails(capsys, *args):
     (["--actors", "0"], "actors must be >= 1"),
     (["--envs-per-actor", "0"], "envs_per_actor must be >= 1"),
     (["--frames", "0"], "frames must be >= 1"),
+    (["--precision", "float16"], "precision must be one of float32, bfloat16"),
     (["--learning-rate", "nan"], "learning_rate must be a finite number > 0"),
     (["--learning-rate", "inf"], "learning_rate must be a finite number > 0"),
     (["--replicas", "gpu:2"], "this machine has 0 GPU(s)"),
@@ -101,6 +102,14 @@ def test_bad_input_is_refused_before_anything_starts(tmp_path, capsys, args, mes
   out = tmp_path / "never"
   assert message in _fails(capsys, "--out", str(out), *args)
   assert not out.exists()
+
+
+def test_bfloat16_is_refused_on_a_cpu_that_would_emulate_it():
+  from launch import train
+  with pytest.raises(ValueError, match="no AVX512-BF16 or AMX.*use --precision float32"):
+    train.check_precision_supported("bfloat16", "cpu:2", cpu_flags={"avx2", "fma"})
+  train.check_precision_supported("bfloat16", "cpu", cpu_flags={"avx2", "avx512_bf16"})
+  train.check_precision_supported("float32", "cpu", cpu_flags=set())
 
 
 def test_an_output_directory_with_another_experiment_is_refused(finished_run, capsys):

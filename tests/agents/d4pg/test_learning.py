@@ -122,6 +122,26 @@ def test_the_encoder_is_in_the_critic_optimizer_only():
   assert encoder_ids <= set(map(id, state.critic_variables))
 
 
+def test_a_bfloat16_update_stays_close_to_the_float32_one():
+  batches = _batches(2)
+  full, mixed = (_learner(dataclasses.replace(CONFIG, precision=precision), batches)
+                 for precision in ("float32", "bfloat16"))
+  start = _values(full)
+  for a, b in zip(start, _values(mixed), strict=True):  # same float32 weights to start from
+    np.testing.assert_array_equal(a, b)
+  for _ in range(2):
+    full_metrics, mixed_metrics = full.step(), mixed.step()
+  for name in ("critic_loss", "policy_loss", "q_mean"):
+    assert mixed_metrics[name] == pytest.approx(full_metrics[name], rel=0.02, abs=1e-3), name
+  assert all(v.dtype == tf.float32 for v in mixed.state.variables if v.dtype.is_floating)
+  assert [conv.compute_dtype for conv in mixed.state.networks.encoder.convs] == ["bfloat16"] * 2
+  # Adam moves every weight by about the learning rate whatever the gradient's size, so compare typical
+  # (median) changes: bfloat16 rounding flips only the directions of near-zero gradients.
+  moved = np.median(np.concatenate([np.abs(b - a).ravel() for a, b in zip(start, _values(full))]))
+  differ = np.median(np.concatenate([np.abs(b - a).ravel() for a, b in zip(_values(full), _values(mixed))]))
+  assert differ < 0.1 * moved
+
+
 def test_random_shift_moves_images_by_at_most_the_pad_and_repeats_with_the_seed():
   images = tf.constant(np.arange(2 * 10 * 10, dtype=np.float32).reshape(2, 10, 10, 1))
   seed = tf.constant([3, 7], tf.int64)
