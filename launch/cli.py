@@ -23,6 +23,23 @@ def _rollout(args: argparse.Namespace) -> int:
   return 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+  from launch import compare
+  print(compare.compare(args.runs, args.reference, args.out, args.at, args.title))
+  print(f"wrote {args.out}")
+  return 0
+
+
+def _frame_budgets(text: str) -> list[float]:
+  try:
+    budgets = [float(part) for part in text.split(",") if part.strip()]
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected comma-separated frame counts, e.g. 100000,200000; got {text!r}")
+  if not budgets or min(budgets) < 0:
+    raise argparse.ArgumentTypeError(f"expected non-negative frame counts, got {text!r}")
+  return budgets
+
+
 def _train(args: argparse.Namespace) -> int:
   from agents.d4pg import D4PGConfig, presets
   from launch import experiment as experiment_lib
@@ -103,6 +120,18 @@ def build_parser() -> argparse.ArgumentParser:
 
   doctor = commands.add_parser("doctor", help="check the Python stack, GL rendering and TF devices")
   doctor.set_defaults(handler=_doctor)
+
+  compare = commands.add_parser(
+      "compare", help="plot evaluation return vs frames of several runs (seeds pooled) beside reference curves",
+      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+  compare.add_argument("runs", nargs="+", metavar="RUN_DIR", help="directories written by `rlrep train --out`")
+  compare.add_argument("--reference", action="append", default=[], metavar="CSV",
+                       help="a reference curve: CSV with 'frames' and 'return' columns (repeatable)")
+  compare.add_argument("--out", default="comparison.png", help="the PNG to write")
+  compare.add_argument("--at", type=_frame_budgets, default=[100_000.0, 200_000.0], metavar="FRAMES",
+                       help="comma-separated frame budgets for the table")
+  compare.add_argument("--title", help="plot title (default: the tasks compared)")
+  compare.set_defaults(handler=_compare)
 
   rollout = commands.add_parser("rollout", help="step a task with random actions; write a video and a frame strip",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)

@@ -11,8 +11,6 @@ import csv
 import math
 import pathlib
 
-import tensorflow as tf
-
 
 class MetricsLog:
   """Appends rows of numbers to a CSV file and to TensorBoard, with `frames` as the step."""
@@ -24,6 +22,8 @@ class MetricsLog:
     if self.path.exists() and self.path.stat().st_size:
       with self.path.open() as f:
         self._columns = next(csv.reader(f))
+    import tensorflow as tf  # here, so reading logs (e.g. `rlrep compare`) does not load TensorFlow
+    self._tf = tf
     self._summary = tf.summary.create_file_writer(str(out_dir / "tensorboard" / name))
 
   def write(self, row: dict[str, float]) -> None:
@@ -42,7 +42,7 @@ class MetricsLog:
     with self._summary.as_default(step=int(row["frames"])):
       for key, value in row.items():
         if key != "frames" and isinstance(value, (int, float)) and math.isfinite(value):
-          tf.summary.scalar(key, value)
+          self._tf.summary.scalar(key, value)
     self._summary.flush()
 
 

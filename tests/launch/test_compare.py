@@ -1,0 +1,77 @@
+"""`rlrep compare`: seeds pooled into mean and band, groups labelled by what differs, references, bad input."""
+
+import dataclasses
+
+import imageio.v2 as imageio
+import numpy as np
+import pytest
+
+from agents.d4pg import D4PGConfig
+from launch import cli, compare, metrics
+from launch.experiment import Experiment, prepare_output_dir
+
+
+def _run(root, name, returns, seed=0, task="cartpole-swingup", **agent):
+  experiment = Experiment(task=task, seed=seed, out=str(root / name),
+                          agent_config=dataclasses.replace(D4PGConfig(**agent), seed=seed))
+  prepare_output_dir(experiment, resume=False, overwrite=False)
+  log = metrics.MetricsLog(experiment.out_dir, "eval")
+  for frames, value in returns:
+    log.write({"frames": frames, "eval_return": value})
+  return str(experiment.out_dir)
+
+
+def test_seeds_pool_into_a_mean_with_a_band_and_settings_label_the_groups(tmp_path):
+  runs = [_run(tmp_path, "a0", [(0, 10), (100, 30), (200, 50)], seed=0),
+          _run(tmp_path, "a1", [(0, 20), (110, 50), (210, 90)], seed=1),
+          _run(tmp_path, "b0", [(0, 5), (100, 5)], learning_rate=1e-3)]
+  curves = {c.label: c for c in compare.group_runs(runs)}
+  assert set(curves) == {"d4pg cartpole-swingup (learning_rate=0.0001)",
+                         "d4pg cartpole-swingup (learning_rate=0.001)"}
+  seeds = curves["d4pg cartpole-swingup (learning_rate=0.0001)"]
+  assert seeds.runs == 2 and seeds.frames[-1] == 200  # up to where both seeds were evaluated
+  # at 100 frames: run a0 30, run a1 interpolated between (0, 20) and (110, 50): 20 + 30 * 100 / 110
+  np.testing.assert_allclose(seeds.at(100), (30 + 20 + 30 * 100 / 110) / 2)
+  assert seeds.low[1] == 30 and seeds.high[1] == pytest.approx(20 + 30 * 100 / 110)
+  assert np.isnan(curves["d4pg cartpole-swingup (learning_rate=0.001)"].at(150))  # beyond its last evaluation
+
+
+def test_the_cli_writes_a_png_and_prints_the_table_with_references(tmp_path, capsys):
+  run = _run(tmp_path, "r", [(0, 1), (100_000, 300), (200_000, 500)])
+  reference = tmp_path / "published.csv"
+  reference.write_text("frames,return,seed\n0,10,1\n0,20,2\n100000,600,1\n100000,700,2\n")
+  out = tmp_path / "plot.png"
+  assert cli.main(["compare", run, "--reference", str(reference), "--out", str(out), "--at", "100000,150000"]) == 0
+  printed = capsys.readouterr().out
+  rows = {line.split()[0]: line.split() for line in printed.splitlines()[2:4]}
+  assert rows["d4pg"][-2:] == ["300.0", "400.0"]
+  assert rows["published"][1:] == ["2", "650.0"]  # two seeds averaged; nothing beyond its last frames
+  assert imageio.imread(out).std() > 10
+
+
+def test_runs_of_different_tasks_are_labelled_by_task(tmp_path):
+  runs = [_run(tmp_path, "s", [(0, 1), (10, 2)]), _run(tmp_path, "w", [(0, 3), (10, 4)], task="walker-walk")]
+  assert sorted(c.label for c in compare.group_runs(runs)) == ["d4pg cartpole-swingup", "d4pg walker-walk"]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: ["compare", str(tmp)], "is not an rlrep run with evaluations (no experiment.json)"),
+    (lambda tmp: ["compare", _run(tmp, "r", [(0, 1)]), "--reference", str(tmp / "none.csv")], "no such file"),
+    (lambda tmp: ["compare", _run(tmp, "r", [(0, 1)]), "--reference", _csv(tmp, "step,value\n1,2\n")],
+     "needs 'frames' and 'return' columns, found ['step', 'value']"),
+])
+def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys, make, message):
+  assert cli.main(make(tmp_path)) == 2
+  assert message in capsys.readouterr().err
+
+
+def test_bad_frame_budgets_are_refused_by_the_parser(tmp_path, capsys):
+  with pytest.raises(SystemExit):
+    cli.main(["compare", str(tmp_path), "--at", "many"])
+  assert "comma-separated frame counts" in capsys.readouterr().err
+
+
+def _csv(tmp, text):
+  path = tmp / "bad.csv"
+  path.write_text(text)
+  return str(path)
