@@ -1,18 +1,20 @@
-"""D4PG learner updates/s from pixels, through rlrep vs a plain single-device tf.function, in one run.
+"""D4PG learner updates/s from pixels: augmentation on/off, float32/bfloat16, rlrep vs a plain tf.function.
 
-Both run the same `agents.d4pg.learning.update` on the same in-memory batch (global batch 256 of 84x84x9
-uint8 observations, walker-sized 6-d actions, augmentation on), fed through `tf.data` so neither waits on
-replay: (a) `Learner` with a 1-replica `rlrep` replicator, exactly as training runs it, and (b) the update
-in a bare `tf.function` under `tf.distribute.OneDeviceStrategy`, the thinnest strategy there is (rlrep's
-primitives need some strategy). The ratio a/b is the cost of rlrep's replication layer.
-The two are measured in alternating rounds so machine noise hits both alike.
+Every variant runs `agents.d4pg.learning.update` on the same in-memory batch (global batch 256 of 84x84x9
+uint8 observations, walker-sized 6-d actions), fed through `tf.data` so none waits on replay:
+* rlrep `Learner` with a 1-replica replicator, exactly as training runs it: augmentation on and off, and
+  with `precision=bfloat16` (only fast where the CPU has AVX512-BF16/AMX; elsewhere TF emulates it);
+* the same update in a bare `tf.function` under `tf.distribute.OneDeviceStrategy`, the thinnest strategy
+  there is (rlrep's primitives need some strategy): rlrep / plain is the cost of the replication layer.
+Variants are measured in alternating rounds so machine noise hits them alike; ratios are to the first.
 
-Usage: python benchmarks/learner.py [--seconds 30] [--batch 256]
+Usage: python benchmarks/learner.py [--seconds 60] [--batch 256] [--no-bfloat16]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -25,6 +27,7 @@ import rlrep  # noqa: E402
 from render import calls_per_second  # noqa: E402  (benchmarks/render.py)
 from agents.d4pg import D4PGConfig  # noqa: E402
 from agents.d4pg.learning import Learner, LearnerState, update  # noqa: E402
+from launch import train  # noqa: E402
 
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray((84, 84, 9), np.uint8, 0, 255, name="pixels")}
 ACTION_SPEC = specs.BoundedArray((6,), np.float32, -1.0, 1.0, name="action")
@@ -39,37 +42,51 @@ def random_batch(batch_size: int, seed: int = 0) -> dict:
           "discount": np.full(batch_size, 0.99 ** 3, np.float32)}
 
 
-def main() -> None:
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--seconds", type=float, default=30.0, help="measuring time per variant (split in rounds)")
-  parser.add_argument("--batch", type=int, default=256)
-  args = parser.parse_args()
-  config = D4PGConfig(batch_size=args.batch)
-  batch = random_batch(args.batch)
-  dataset = lambda: tf.data.Dataset.from_tensors(batch).repeat().prefetch(2)  # noqa: E731
-
+def rlrep_learner(config: D4PGConfig, batch: dict):
   replicator = rlrep.make_replicator("cpu:1")
+  dataset = lambda context: tf.data.Dataset.from_tensors(batch).repeat().prefetch(2)  # noqa: E731
   learner = Learner(replicator, OBSERVATION_SPEC, ACTION_SPEC, config,
-                    lambda: iter(replicator.distribute_dataset(lambda context: dataset(), per_replica=True)))
+                    lambda: iter(replicator.distribute_dataset(dataset, per_replica=True)))
+  return learner.step
+
+
+def plain_update(config: D4PGConfig, batch: dict):
   one_device = tf.distribute.OneDeviceStrategy("/cpu:0")
   with one_device.scope():
-    plain_state = LearnerState(OBSERVATION_SPEC, ACTION_SPEC, config)
-  plain_update = tf.function(lambda b: one_device.run(update, args=(plain_state, b, config)))
-  plain_batches = iter(dataset())
+    state = LearnerState(OBSERVATION_SPEC, ACTION_SPEC, config)
+  compiled = tf.function(lambda b: one_device.run(update, args=(state, b, config)))
+  batches = iter(tf.data.Dataset.from_tensors(batch).repeat().prefetch(2))
+  return lambda: {name: float(value) for name, value in compiled(next(batches)).items()}
 
-  def plain_step():
-    return {name: float(value) for name, value in plain_update(next(plain_batches)).items()}
 
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--seconds", type=float, default=60.0, help="measuring time per variant (split in rounds)")
+  parser.add_argument("--batch", type=int, default=256)
+  parser.add_argument("--bfloat16", action=argparse.BooleanOptionalAction, default=True,
+                      help="include the bfloat16 variant (slow where the CPU emulates bfloat16)")
+  args = parser.parse_args()
+  batch = random_batch(args.batch)
+  config = D4PGConfig(batch_size=args.batch)
+  variants = {"rlrep, augmentation on, float32": rlrep_learner(config, batch),
+              "rlrep, augmentation off, float32": rlrep_learner(dataclasses.replace(config, augment=False), batch),
+              "plain tf.function, augmentation on": plain_update(config, batch)}
+  if args.bfloat16:
+    variants["rlrep, augmentation on, bfloat16"] = rlrep_learner(dataclasses.replace(config, precision="bfloat16"),
+                                                                 batch)
   rounds = 3
-  rates = {"rlrep": [], "plain": []}
+  rates = {name: [] for name in variants}
   for _ in range(rounds):
-    rates["rlrep"].append(calls_per_second(learner.step, args.seconds / rounds))
-    rates["plain"].append(calls_per_second(plain_step, args.seconds / rounds))
-  replicated, plain = (float(np.mean(rates[k])) for k in ("rlrep", "plain"))
-  print(f"D4PG learner from pixels, batch {args.batch}, 84x84x9, 1 replica ({os.cpu_count()} cores):")
-  print(f"  rlrep Learner.step      {replicated:6.2f} updates/s  ({replicated * args.batch:,.0f} transitions/s)")
-  print(f"  plain tf.function       {plain:6.2f} updates/s")
-  print(f"  ratio rlrep / plain     {replicated / plain:6.3f}")
+    for name, step in variants.items():
+      rates[name].append(calls_per_second(step, args.seconds / rounds))
+  means = {name: float(np.mean(values)) for name, values in rates.items()}
+  first = next(iter(means.values()))
+  cpu_flags = " ".join(sorted(train.read_cpu_flags() & {"avx2", "avx512f", "avx512_bf16", "amx_bf16"}))
+  print(f"D4PG learner from pixels, batch {args.batch}, 84x84x9, 1 replica ({os.cpu_count()} cores; {cpu_flags}):")
+  for name, rate in means.items():
+    print(f"  {name:38s} {rate:6.2f} updates/s  ({rate * args.batch:6,.0f} transitions/s)  x{rate / first:.2f}")
+  rlrep_rate, plain_rate = means["rlrep, augmentation on, float32"], means["plain tf.function, augmentation on"]
+  print(f"  ratio rlrep / plain tf.function       {rlrep_rate / plain_rate:6.3f}")
 
 
 if __name__ == "__main__":

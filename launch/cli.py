@@ -65,7 +65,25 @@ def _train(args: argparse.Namespace) -> int:
   print(settings_summary(experiment, sources), flush=True)
   summary = train.train(experiment, resume=bool(args.resume), overwrite=args.overwrite, dry_run=args.dry_run)
   print(json.dumps(summary, indent=2, default=str))
+  if "final_eval_return" in summary:  # a finished run (cluster mode returns what it submitted)
+    print(summary_line(summary))
   return 0
+
+
+def summary_line(summary: dict) -> str:
+  """The run in one line: budget, speed, and the evaluation return from its first evaluation to its last.
+
+  >>> print(summary_line({"frames": 20000, "wall_s": 500.0, "learner_steps": 1200, "first_eval_return": 1.0,
+  ...                     "first_eval_frames": 0, "final_eval_return": 160.25, "best_eval_return": 181.0,
+  ...                     "best_eval_frames": 16000}))
+  done: 20,000 frames in 8m20s (40.0 frames/s), 1,200 learner steps; evaluation return 1.0 at 0 frames -> 160.2 at the end (best 181.0 at 16,000 frames)
+  """
+  minutes, seconds = divmod(int(summary["wall_s"]), 60)
+  return (f"done: {summary['frames']:,d} frames in {minutes}m{seconds:02d}s "
+          f"({summary['frames'] / max(summary['wall_s'], 1e-9):.1f} frames/s), {summary['learner_steps']:,d} "
+          f"learner steps; evaluation return {summary['first_eval_return']:.1f} at "
+          f"{summary['first_eval_frames']:,d} frames -> {summary['final_eval_return']:.1f} at the end (best "
+          f"{summary['best_eval_return']:.1f} at {summary['best_eval_frames']:,d} frames)")
 
 
 def _setting_names(experiment) -> list[str]:

@@ -266,12 +266,14 @@ class Evaluator:
     final = self.evaluate(snapshot)
     out = self._experiment.out_dir
     metrics.plot_learning_curve(out, out / "learning_curve.png", f"{self._experiment.agent} on {self._experiment.task}")
-    eval_returns = [r["eval_return"] for r in metrics.read_log(out, "eval")]
+    eval_rows = [r for r in metrics.read_log(out, "eval") if math.isfinite(r["eval_return"])]
+    best = max(eval_rows, key=lambda r: r["eval_return"])
     summary = {"task": self._experiment.task, "agent": self._experiment.agent, "mode": self._experiment.mode,
                "frames": snapshot["frames"], "episodes": snapshot["episodes"],
                "learner_steps": snapshot["learner_steps"], "wall_s": round(snapshot["elapsed_s"], 1),
+               "first_eval_return": eval_rows[0]["eval_return"], "first_eval_frames": int(eval_rows[0]["frames"]),
                "final_eval_return": final["eval_return"],
-               "best_eval_return": max(r for r in eval_returns if math.isfinite(r)),
+               "best_eval_return": best["eval_return"], "best_eval_frames": int(best["frames"]),
                "stop_reason": snapshot["stop_reason"], "actor_starts": snapshot["actor_starts"],
                "outputs": {"train_csv": "logs/train.csv", "eval_csv": "logs/eval.csv", "tensorboard": "tensorboard",
                            "checkpoints": "checkpoints", "learning_curve": "learning_curve.png",

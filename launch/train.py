@@ -45,14 +45,14 @@ def check_precision_supported(precision: str, replicas: str, cpu_flags: set[str]
         raise ValueError(f"--precision bfloat16: GPU {gpu.name} has compute capability {capability}, below 8.0, "
                          "so bfloat16 is emulated; use --precision float32.")
   elif kind in ("cpu", "multi_worker") or (kind == "auto" and not tf.config.list_physical_devices("GPU")):
-    flags = cpu_flags if cpu_flags is not None else _cpu_flags()
+    flags = cpu_flags if cpu_flags is not None else read_cpu_flags()
     if not flags & {"avx512_bf16", "amx_bf16"}:
       raise ValueError("--precision bfloat16: this CPU has no AVX512-BF16 or AMX instructions, so TensorFlow "
                        "emulates bfloat16 (measured 7x slower than float32 on such a CPU); use --precision "
                        "float32 here, or bfloat16 on a TPU or a GPU with compute capability >= 8.0.")
 
 
-def _cpu_flags() -> set[str]:
+def read_cpu_flags() -> set[str]:
   try:
     text = pathlib.Path("/proc/cpuinfo").read_text()
   except OSError:
