@@ -27,7 +27,8 @@ from launch.checkpoints import CheckpointStore
 from launch.experiment import Experiment, RunFailed
 from rlrep import acting, replay
 
-ACTOR_REPORT_STEPS = 50       # agent steps (all environments) between an actor's reports to the counter
+ACTOR_REPORT_STEPS = 50       # agent steps (all environments) between an actor's reports to the counter ...
+ACTOR_REPORT_S = 2.0          # ... or seconds, whichever comes first: a rate-limited actor still reports
 ENV_SEED_STRIDE = 100_000     # seed distance between the environments of one actor
 LEARNER_IDLE_POLL_S = 2.0     # a learner waiting for replay this long re-checks whether the run is over
 LEARNER_STALL_LOG_S = 30.0    # a sample blocked this long is logged with the replay state
@@ -61,7 +62,9 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
   policy.set_frames(counter.snapshot()["frames"])  # a resumed run does not start exploring from scratch
   try:
     while not should_stop():
-      stats = actor.run(rounds=max(1, ACTOR_REPORT_STEPS // len(environments)))
+      report_due = time.perf_counter() + ACTOR_REPORT_S
+      stats = actor.run(rounds=max(1, ACTOR_REPORT_STEPS // len(environments)),
+                        should_stop=lambda: time.perf_counter() >= report_due)
       elapsed = time.perf_counter() - started
       report = {"frames_per_s": stats.frames_per_second, "weights_version": stats.weights_version,
                 "weights_staleness": stats.weights_staleness,
