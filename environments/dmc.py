@@ -69,7 +69,8 @@ def _check_camera(physics, camera: int | str) -> None:
 
 def load(name: str, *, pixels: bool = True, size: int = 84, camera: int | str | None = None,
          frame_stack: int = 3, action_repeat: int = 2, render_quality: str = "standard",
-         seed: int | None = None, proprio: bool = False, time_limit: float | None = None) -> dm_env.Environment:
+         seed: int | None = None, proprio: bool = False, time_limit: float | None = None,
+         render_size: int | None = None) -> dm_env.Environment:
   """Loads a Control Suite task as a dm_env environment.
 
   Args:
@@ -86,6 +87,8 @@ def load(name: str, *, pixels: bool = True, size: int = 84, camera: int | str | 
     proprio: with pixels, also return {'proprio': float32 state vector}.
     time_limit: episode length in seconds of simulated time; None keeps the task's own (usually 20 s,
       i.e. 1000 physics steps; a time limit ends an episode with discount 1, a failure with 0).
+    render_size: also allow `env.physics.render` up to this size (e.g. evaluation videos larger than the
+      observation): the offscreen buffer is sized for the larger of the two.
 
   Actions are float32; finite values outside the spec are clipped to it, NaN/inf or a wrong shape raise.
   """
@@ -101,7 +104,8 @@ def load(name: str, *, pixels: bool = True, size: int = 84, camera: int | str | 
   if pixels:
     rendering.require_gl_backend()
     _check_camera(base.physics, camera)
-    rendering.apply_render_quality(base.physics, render_quality, size, size)
+    buffer = max(size, render_size or 0)
+    rendering.apply_render_quality(base.physics, render_quality, buffer, buffer)
   env: dm_env.Environment = wrappers.ActionRepeat(base, action_repeat)
   if pixels:
     env = wrappers.PixelObservation(env, base.physics, size, camera, proprio)

@@ -36,6 +36,22 @@ def write_strip(frames: Sequence[np.ndarray], path: str | pathlib.Path, count: i
   return path
 
 
+CAPTION_HEIGHT = 14
+
+
+def captioned(frame: np.ndarray, text: str) -> np.ndarray:
+  """`frame` with a black band above it carrying `text` in white (PIL's built-in bitmap font).
+
+  >>> captioned(np.zeros((64, 64, 3), np.uint8), "return 12.5").shape
+  (78, 64, 3)
+  """
+  from PIL import Image, ImageDraw
+
+  band = Image.new("RGB", (frame.shape[1], CAPTION_HEIGHT))
+  ImageDraw.Draw(band).text((2, 1), text, fill=(255, 255, 255))
+  return np.concatenate([np.asarray(band, np.uint8), frame], axis=0)
+
+
 def last_frame(pixels: np.ndarray) -> np.ndarray:
   """The newest RGB frame of a channels-last frame stack."""
   return pixels[..., -3:]

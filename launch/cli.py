@@ -169,7 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up chatter hides our messages
-  args = build_parser().parse_args(argv)
+  try:
+    parser = build_parser()  # loads the agents and environments: a bad MUJOCO_GL is found here
+  except ValueError as error:
+    print(f"rlrep: error: {error}", file=sys.stderr)
+    return 2
+  args = parser.parse_args(argv)
   try:
     return args.handler(args)
   except ValueError as error:  # bad settings: the message says what to change

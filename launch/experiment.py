@@ -39,6 +39,8 @@ class Experiment:
     eval_every_frames: evaluate the deterministic policy every this many frames (and at the end).
     eval_episodes: episodes per evaluation.
     video_format: mp4 or gif for evaluation videos.
+    video_size: height and width in pixels of evaluation videos, rendered from the evaluated episode itself
+      (the agent still sees its own image size); a caption band above shows frames and the running return.
     log_every_s: seconds between progress lines and metric rows.
     checkpoint_every_s: seconds between learner checkpoints (and one at the end).
     publish_every_steps: learner steps between weight publications to actors.
@@ -63,6 +65,7 @@ class Experiment:
   eval_every_frames: int = 20_000
   eval_episodes: int = 1
   video_format: str = "mp4"
+  video_size: int = 256
   log_every_s: float = 10.0
   checkpoint_every_s: float = 600.0
   publish_every_steps: int = 10
@@ -91,6 +94,8 @@ class Experiment:
       problems.append("eval_every_frames and eval_episodes must be >= 1")
     if self.video_format not in ("mp4", "gif"):
       problems.append(f"video_format must be mp4 or gif, got {self.video_format!r}")
+    if not 32 <= self.video_size <= 1024:
+      problems.append(f"video_size must be between 32 and 1024 pixels, got {self.video_size}")
     if self.log_every_s <= 0 or self.checkpoint_every_s <= 0:
       problems.append("log_every_s and checkpoint_every_s must be > 0")
     if self.publish_every_steps < 1:
@@ -124,14 +129,19 @@ EXPERIMENT_FILE = "experiment.json"
 def prepare_output_dir(experiment: Experiment, *, resume: bool, overwrite: bool) -> None:
   """Creates the output directory, refusing to mix two experiments in one directory."""
   out = experiment.out_dir
+  if out.exists() and not out.is_dir():
+    raise ValueError(f"--out {out} is a file, not a directory: choose another --out.")
   saved = out / EXPERIMENT_FILE
   if not resume and (saved.exists() or (out.exists() and any(out.iterdir()))):
     if not overwrite:
       raise ValueError(f"{out} already holds files (an earlier experiment?). Use --resume {out} to continue it, "
                        "--overwrite to replace it, or choose another --out.")
     shutil.rmtree(out)
-  out.mkdir(parents=True, exist_ok=True)
-  saved.write_text(json.dumps(experiment.to_json(), indent=2) + "\n")
+  try:
+    out.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(experiment.to_json(), indent=2) + "\n")
+  except OSError as error:
+    raise ValueError(f"--out {out} cannot be written ({error.strerror}): choose a directory you can write to.")
 
 
 def load_experiment(out: str | pathlib.Path) -> Experiment:

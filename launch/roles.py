@@ -204,12 +204,12 @@ class Evaluator:
 
   def __init__(self, experiment: Experiment, builder, address: str):
     self._experiment = experiment
-    self._environment = builder.make_environment(experiment.seed + EVALUATOR_SEED_OFFSET)
+    self._environment = builder.make_environment(experiment.seed + EVALUATOR_SEED_OFFSET,
+                                                  render_size=experiment.video_size)
     self._policy = builder.make_policy(evaluation=True)
     self._params = self._policy.params()
     self._weights = replay.WeightClient(replay.connect(address), update_period=1)
     self._log = metrics.MetricsLog(experiment.out_dir, "eval")
-    self._pixels = builder.config.pixels
     self._camera = dmc.default_camera(dmc.parse_task(experiment.task)[0])
     self.results: list[dict] = []
 
@@ -234,14 +234,14 @@ class Evaluator:
       record = episode == 0
       while True:
         if record:
-          frames.append(self._frame(timestep))
+          frames.append(self._frame(snapshot["frames"], total))
         action = self._policy(self._params, acting.batch([timestep.observation]), rng)[0]
         timestep = self._environment.step(action)
         total += float(timestep.reward)
         if timestep.last():
           break
       if record:
-        frames.append(self._frame(timestep))
+        frames.append(self._frame(snapshot["frames"], total))
       returns.append(total)
     out = self._experiment.out_dir
     video = recording.write_video(frames, out / "videos" / f"eval-{snapshot['frames']:010d}.{self._experiment.video_format}")
@@ -254,10 +254,11 @@ class Evaluator:
           f"{row['eval_return']:.1f} over {len(returns)} episode(s); video {video}", flush=True)
     return row
 
-  def _frame(self, timestep) -> np.ndarray:
-    if self._pixels:
-      return recording.last_frame(timestep.observation["pixels"])
-    return self._environment.physics.render(120, 160, camera_id=self._camera)
+  def _frame(self, frames: int, episode_return: float) -> np.ndarray:
+    """The evaluated state rendered at the video size (the policy saw its own, smaller, observation)."""
+    size = self._experiment.video_size
+    image = self._environment.physics.render(size, size, camera_id=self._camera)
+    return recording.captioned(image, f"{frames:,d} frames   return {episode_return:.1f}")
 
   def close(self) -> None:
     """Frees the environment's rendering contexts; call from the evaluating thread."""

@@ -25,6 +25,15 @@ def test_a_strip_places_evenly_spaced_frames_side_by_side(tmp_path):
   assert [int(strip[0, 10 * i, 0]) for i in range(4)] == [0, 80, 140, 220]  # frames 0, 4, 7, 11
 
 
+def test_a_caption_band_sits_above_the_frame_with_the_text_in_white():
+  frame = np.full((40, 120, 3), 100, np.uint8)
+  result = recording.captioned(frame, "20,000 frames   return 199.9")
+  assert result.shape == (40 + recording.CAPTION_HEIGHT, 120, 3)
+  np.testing.assert_array_equal(result[recording.CAPTION_HEIGHT:], frame)
+  band = result[:recording.CAPTION_HEIGHT]
+  assert band.max() == 255 and (band == 0).mean() > 0.7  # white text on black
+
+
 def test_bad_requests_say_what_is_wrong(tmp_path):
   with pytest.raises(ValueError, match="no frames"):
     recording.write_video([], tmp_path / "empty.mp4")

@@ -4,10 +4,12 @@ import json
 import threading
 
 import imageio.v2 as imageio
+import numpy as np
 import pytest
 import yaml
 
 from launch import cli
+from environments import recording
 from launch import metrics
 
 TINY_PIXELS = ["--task", "cartpole-swingup", "--mode", "inprocess", "--image-size", "32", "--render-quality", "fast",
@@ -15,7 +17,7 @@ TINY_PIXELS = ["--task", "cartpole-swingup", "--mode", "inprocess", "--image-siz
                "--batch-size", "16", "--hidden-sizes", "32", "--conv-channels", "8", "--feature-dim", "16",
                "--min-replay-size", "100", "--samples-per-insert", "8", "--eval-every-frames", "400",
                "--log-every-s", "1", "--publish-every-steps", "5", "--weights-update-period", "20",
-               "--video-format", "gif"]
+               "--video-format", "gif", "--video-size", "64"]
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +53,23 @@ def test_evaluation_videos_and_learning_curve_are_images(finished_run):
   videos = sorted((finished_run / "videos").glob("eval-*.gif"))
   assert len(videos) >= 2
   frames = imageio.mimread(videos[-1])
-  assert len(frames) > 100 and frames[0].shape[:2] == (32, 32)  # GIF merges repeated frames: not exactly 501
+  assert len(frames) > 50 and frames[0].shape[:2] == (64 + recording.CAPTION_HEIGHT, 64)  # GIF merges repeats
   curve = imageio.imread(finished_run / "learning_curve.png")
   assert curve.shape[0] > 200 and curve.std() > 10
+
+
+def test_the_video_shows_the_evaluated_episode_at_the_video_size(finished_run):
+  """The first frame of the first evaluation is the evaluator's first state, rendered at --video-size."""
+  from launch.experiment import load_experiment
+  from launch.roles import EVALUATOR_SEED_OFFSET
+  experiment = load_experiment(finished_run)
+  environment = experiment.make_builder().make_environment(experiment.seed + EVALUATOR_SEED_OFFSET, render_size=64)
+  environment.reset()
+  expected = environment.physics.render(64, 64, camera_id=0).astype(float)
+  environment.close()
+  first = imageio.mimread(finished_run / "videos" / "eval-0000000000.gif")[0][..., :3].astype(float)
+  assert first[:recording.CAPTION_HEIGHT].mean() < first[recording.CAPTION_HEIGHT:].mean()  # the caption band
+  assert np.abs(first[recording.CAPTION_HEIGHT:] - expected).mean() < 4  # GIF palettes are slightly lossy
 
 
 def test_a_checkpoint_records_the_counters(finished_run):
@@ -90,6 +106,7 @@ def _fails(capsys, *args):
     (["--actors", "0"], "actors must be >= 1"),
     (["--envs-per-actor", "0"], "envs_per_actor must be >= 1"),
     (["--frames", "0"], "frames must be >= 1"),
+    (["--video-size", "8"], "video_size must be between 32 and 1024 pixels, got 8"),
     (["--precision", "float16"], "precision must be one of float32, bfloat16"),
     (["--learning-rate", "nan"], "learning_rate must be a finite number > 0"),
     (["--learning-rate", "inf"], "learning_rate must be a finite number > 0"),
@@ -110,6 +127,24 @@ def test_bfloat16_is_refused_on_a_cpu_that_would_emulate_it():
     train.check_precision_supported("bfloat16", "cpu:2", cpu_flags={"avx2", "fma"})
   train.check_precision_supported("bfloat16", "cpu", cpu_flags={"avx2", "avx512_bf16"})
   train.check_precision_supported("float32", "cpu", cpu_flags=set())
+
+
+def test_an_output_path_that_is_a_file_or_cannot_be_created_is_refused(tmp_path, capsys):
+  a_file = tmp_path / "a-file"
+  a_file.write_text("not a run")
+  assert "is a file, not a directory" in _fails(capsys, *TINY_PIXELS, "--frames", "10", "--out", str(a_file))
+  assert a_file.read_text() == "not a run"
+  assert "cannot be written" in _fails(capsys, *TINY_PIXELS, "--frames", "10", "--out", "/proc/rlrep-run")
+
+
+def test_a_misspelt_gl_backend_is_a_message_not_a_traceback():
+  import os
+  import subprocess
+  import sys
+  result = subprocess.run([sys.executable, "-m", "launch.cli", "train", "--frames", "10"], capture_output=True,
+                          text=True, env={**os.environ, "MUJOCO_GL": "eggl"}, timeout=120)
+  assert result.returncode == 2 and "MUJOCO_GL='eggl' is not a MuJoCo rendering backend" in result.stderr
+  assert "Traceback" not in result.stderr
 
 
 def test_an_output_directory_with_another_experiment_is_refused(finished_run, capsys):

@@ -2,7 +2,7 @@
 
 cartpole-balance from state features runs in the default suite (about 4 minutes on 2 idle cores). The
 untrained policy's near-zero actions score about 540 (the pole falls slowly); a balancing policy scores
-over 800, and measured runs reach 950-995 by 40k frames. The pixel run is marked `long` (`pytest -m long`):
+over 800, and measured runs reach 950-995 by 40k frames. The pixel runs are marked `long` (`pytest -m long`):
 about an hour here.
 """
 
@@ -40,3 +40,14 @@ def test_pixels_cartpole_balance_is_learned(tmp_path):
                    "--video-format", "gif", "--frames", "150000", "--out", str(out)]) == 0
   returns = _eval_returns(out)
   assert max(returns[-3:]) >= 800, f"evaluation returns {returns}"
+
+
+@pytest.mark.long
+def test_pixels_cartpole_swingup_is_learned_from_its_preset(tmp_path):
+  """The committed run (benchmarks/results/cartpole-swingup-pixels) with the task's preset and few flags."""
+  out = tmp_path / "swingup-pixels"
+  assert cli.main(["train", "--task", "cartpole-swingup", "--render-quality", "fast", "--frames", "100000",
+                   "--eval-every-frames", "10000", "--eval-episodes", "5", "--video-format", "gif",
+                   "--out", str(out)]) == 0
+  returns = _eval_returns(out)
+  assert max(returns[-3:]) >= 300 and returns[0] < 50, f"evaluation returns {returns}"
