@@ -15,7 +15,7 @@ from launch import cli, metrics
 STATE_BALANCE = ["--no-pixels", "--task", "cartpole-balance", "--batch-size", "128", "--hidden-sizes", "128,128",
                  "--learning-rate", "1e-3", "--target-update-tau", "0.01", "--samples-per-insert", "32",
                  "--min-replay-size", "500", "--eval-every-frames", "10000", "--video-format", "gif",
-                 "--log-every-s", "30"]
+                 "--video-size", "64", "--log-every-s", "30"]
 
 
 def _eval_returns(out):
