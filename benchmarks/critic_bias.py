@@ -70,7 +70,8 @@ def main() -> None:
   print(f"{experiment.task} at learner step {state['learner_steps']:,d} ({state['frames']:,d} frames), "
         f"{args.episodes} episode(s), first half of each:")
   print(f"  critic Q(s, pi(s)) mean {predicted.mean():8.1f}   realised discounted return mean {realised.mean():8.1f}")
-  print(f"  bias (critic - realised) {np.mean(predicted - realised):+8.1f}   ratio {predicted.mean() / realised.mean():.2f}")
+  bias, ratio = np.mean(predicted - realised), predicted.mean() / realised.mean()
+  print(f"  bias (critic - realised) {bias:+8.1f}   ratio {ratio:.2f}")
   print(f"  correlation across states {np.corrcoef(predicted, realised)[0, 1]:+.2f}")
   print(f"  actions with |tanh| > 0.95: {np.mean(saturated):.0%}")
   environment.close()

@@ -73,7 +73,8 @@ def initial_logits(config: D4PGConfig, width_atoms: float = 1.0) -> np.ndarray:
   support), `width_atoms` atom spacings wide: the critic's starting belief about every return.
 
   >>> config = D4PGConfig(vmin=0.0, vmax=10.0, num_atoms=11, critic_initial_value=-5.0)
-  >>> probabilities = np.exp(initial_logits(config)); int(np.argmax(probabilities)), round(float(probabilities.sum()), 6)
+  >>> probabilities = np.exp(initial_logits(config))
+  >>> int(np.argmax(probabilities)), round(float(probabilities.sum()), 6)
   (0, 1.0)
   """
   atoms = np.linspace(config.vmin, config.vmax, config.num_atoms)
