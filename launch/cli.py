@@ -76,8 +76,9 @@ def summary_line(summary: dict) -> str:
   >>> line = summary_line({"frames": 20000, "wall_s": 500.0, "learner_steps": 1200, "first_eval_return": 1.0,
   ...                      "first_eval_frames": 0, "final_eval_return": 160.25, "best_eval_return": 181.0,
   ...                      "best_eval_frames": 16000})
-  >>> print(line.replace("; ", ";\n"))
-  done: 20,000 frames in 8m20s (40.0 frames/s), 1,200 learner steps;
+  >>> for part in line.split("; "):
+  ...   print(part)
+  done: 20,000 frames in 8m20s (40.0 frames/s), 1,200 learner steps
   evaluation return 1.0 at 0 frames -> 160.2 at the end (best 181.0 at 16,000 frames)
   """
   minutes, seconds = divmod(int(summary["wall_s"]), 60)
