@@ -31,7 +31,7 @@ def test_a_caption_band_sits_above_the_frame_with_the_text_in_white():
   assert result.shape == (40 + recording.CAPTION_HEIGHT, 120, 3)
   np.testing.assert_array_equal(result[recording.CAPTION_HEIGHT:], frame)
   band = result[:recording.CAPTION_HEIGHT]
-  assert band.max() == 255 and (band == 0).mean() > 0.7  # white text on black
+  assert band.max() >= 250 and (band == 0).mean() > 0.7  # white (anti-aliased) text on black
 
 
 def test_bad_requests_say_what_is_wrong(tmp_path):
