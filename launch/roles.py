@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import time
+from typing import Callable
 
 import numpy as np
 import reverb
@@ -33,6 +34,7 @@ ENV_SEED_STRIDE = 100_000     # seed distance between the environments of one ac
 LEARNER_IDLE_POLL_S = 2.0     # a learner waiting for replay this long re-checks whether the run is over
 LEARNER_STALL_LOG_S = 30.0    # a sample blocked this long is logged with the replay state
 EVALUATOR_SEED_OFFSET = 10_000
+EVALUATOR_ABANDON_CHECK_STEPS = 25
 
 
 class NonFiniteLearnerError(RunFailed):
@@ -220,17 +222,20 @@ class Evaluator:
     while counter.stop_reason() is None:
       snapshot = counter.snapshot()
       if snapshot["frames"] >= next_frames:
-        self.evaluate(snapshot)
+        # A stop abandons this evaluation: the final one follows at once, with the final weights.
+        self.evaluate(snapshot, abandon=lambda: counter.stop_reason() is not None)
         next_frames = (snapshot["frames"] // every + 1) * every
       time.sleep(poll_s)
 
-  def evaluate(self, snapshot: dict) -> dict:
+  def evaluate(self, snapshot: dict, abandon: Callable[[], bool] = lambda: False) -> dict | None:
+    """Plays `eval_episodes` episodes and logs their mean return; None if `abandon()` said to stop first
+    (checked every `EVALUATOR_ABANDON_CHECK_STEPS` steps: in local mode it asks the counter over Ray)."""
     if self._weights.update():
       self._params = self._weights.params
     rng = np.random.default_rng(0)  # unused by the deterministic policy; part of the policy protocol
     returns, frames = [], []
     for episode in range(self._experiment.eval_episodes):
-      timestep, total = self._environment.reset(), 0.0
+      timestep, total, step = self._environment.reset(), 0.0, 0
       record = episode == 0
       while True:
         if record:
@@ -240,6 +245,9 @@ class Evaluator:
         total += float(timestep.reward)
         if timestep.last():
           break
+        step += 1
+        if step % EVALUATOR_ABANDON_CHECK_STEPS == 0 and abandon():
+          return None
       if record:
         frames.append(self._frame(snapshot["frames"], total))
       returns.append(total)
