@@ -45,7 +45,8 @@ def parse_task(name: str) -> tuple[str, str]:
                    f"{', '.join(domains)}.{hint}")
 
 
-def _check_settings(size: int, frame_stack: int, action_repeat: int, render_quality: str) -> None:
+def check_settings(size: int, frame_stack: int, action_repeat: int, render_quality: str) -> None:
+  """Raises ValueError naming the first setting `load` cannot honour."""
   if not isinstance(size, int) or not 1 <= size <= MAX_SIZE:
     raise ValueError(f"size must be an int in [1, {MAX_SIZE}] pixels, got {size!r}.")
   if frame_stack < 1:
@@ -93,7 +94,7 @@ def load(name: str, *, pixels: bool = True, size: int = 84, camera: int | str | 
   Actions are float32; finite values outside the spec are clipped to it, NaN/inf or a wrong shape raise.
   """
   domain, task = parse_task(name)
-  _check_settings(size, frame_stack, action_repeat, render_quality)
+  check_settings(size, frame_stack, action_repeat, render_quality)
   task_kwargs = {"random": seed}
   if time_limit is not None:
     if time_limit <= 0:

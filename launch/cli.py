@@ -120,15 +120,16 @@ def _add_train_parser(commands) -> None:
       "train", help="train an agent (actors + replay + replicated learner) and write logs, checkpoints, videos",
       description="Train an agent on a Control Suite task. Writes to --out: logs/train.csv, logs/eval.csv, "
                   "tensorboard/, checkpoints/, videos/, learning_curve.png and summary.json.")
-  run = train.add_argument_group("experiment")
-  options.add_dataclass_options(run, experiment_lib.Experiment, skip=("agent_config",))
-  run.add_argument("--resume", metavar="DIR", help="continue the experiment saved in DIR from its last checkpoint")
-  run.add_argument("--overwrite", action="store_true", help="replace whatever --out holds")
-  run.add_argument("--dry-run", action="store_true", help="with --mode cluster: write and validate manifests only")
-  agent = train.add_argument_group(
+  groups = options.add_dataclass_options(train, experiment_lib.Experiment, skip=("agent_config",))
+  groups["run"].add_argument("--resume", metavar="DIR",
+                             help="continue the experiment saved in DIR from its last checkpoint")
+  groups["run"].add_argument("--overwrite", action="store_true", help="replace whatever --out holds")
+  groups["cluster mode (--mode cluster only)"].add_argument(
+      "--dry-run", action="store_true", help="write and validate the manifests only; submit nothing")
+  train.add_argument_group(
       "d4pg settings", "Defaults are agents/d4pg/config.py's, then the task's preset (pixels); --no-pixels "
       "switches to state-feature defaults (frame stack 1, no augmentation, no preset). " + presets.describe())
-  options.add_dataclass_options(agent, D4PGConfig, skip=("seed",))  # the experiment's --seed sets it
+  options.add_dataclass_options(train, D4PGConfig, skip=("seed",), title_prefix="d4pg: ")
   train.set_defaults(handler=_train)
 
 
@@ -177,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
   except ValueError as error:
     print(f"rlrep: error: {error}", file=sys.stderr)
     return 2
-  args = parser.parse_args(argv)
+  try:
+    args = parser.parse_args(argv)
+  except SystemExit as exit_:  # --help (0) or a usage error argparse has already explained (2)
+    return exit_.code
   try:
     return args.handler(args)
   except ValueError as error:  # bad settings: the message says what to change

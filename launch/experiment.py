@@ -26,7 +26,7 @@ MODES = ("inprocess", "local", "cluster")
 @dataclasses.dataclass(frozen=True)
 class Experiment:
   """Attributes:
-    agent: a key of AGENTS.
+    agent: the learning agent (d4pg).
     task: Control Suite task, "domain-task".
     mode: inprocess (threads, one process), local (Ray processes), cluster (KubeRay).
     actors: number of acting processes (threads in inprocess mode).
@@ -78,6 +78,15 @@ class Experiment:
   volume_claim: str = "rlrep-runs"
   agent_config: Any = dataclasses.field(default_factory=D4PGConfig)
 
+  OPTION_GROUPS = {
+      "run": ("agent", "task", "frames", "out", "seed"),
+      "scale and processes": ("mode", "actors", "envs_per_actor", "replicas", "publish_every_steps", "replay_port"),
+      "evaluation, logs and checkpoints": ("eval_every_frames", "eval_episodes", "video_format", "video_size",
+                                           "log_every_s", "checkpoint_every_s"),
+      "cluster mode (--mode cluster only)": ("image", "namespace", "tpu_accelerator", "tpu_topology",
+                                             "gpu_accelerator", "volume_claim"),
+  }
+
   def __post_init__(self):
     problems = []
     if self.agent not in AGENTS:
@@ -98,6 +107,10 @@ class Experiment:
       problems.append(f"video_size must be between 32 and 1024 pixels, got {self.video_size}")
     if self.log_every_s <= 0 or self.checkpoint_every_s <= 0:
       problems.append("log_every_s and checkpoint_every_s must be > 0")
+    if not 0 <= self.replay_port <= 65535:
+      problems.append(f"replay_port must be in 0..65535 (0 picks a free port), got {self.replay_port}")
+    if self.seed < 0:
+      problems.append(f"seed must be >= 0, got {self.seed}")
     if self.publish_every_steps < 1:
       problems.append(f"publish_every_steps must be >= 1, got {self.publish_every_steps}")
     if problems:

@@ -26,7 +26,7 @@ def run(experiment: Experiment) -> dict:
   replicator = rlrep.make_replicator(experiment.replicas)  # first: device setup precedes any TF op
   builder = experiment.make_builder()
   counts = CheckpointStore(experiment.out_dir / "checkpoints").latest() or {}
-  counter = Counter(**{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")})
+  counter = Counter(**{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")}, echo=True)
   server = roles.make_replay_server(builder, experiment.replay_port)
   address = f"localhost:{server.port}"
   failures: list[BaseException] = []

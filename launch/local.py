@@ -8,6 +8,10 @@ Ray actor sized by `launch/program.py`. The counter is a Ray actor too, and role
 * Anything else that fails stops the run and re-raises its error here, with the remote traceback.
 * Ctrl-C asks every role to stop: the learner publishes, logs and checkpoints, the evaluator runs its
   final evaluation, then Ray is shut down and no process is left behind.
+* The terminal shows what in-process mode shows: roles announce their lines (progress, evaluations, their
+  warnings) to the counter and this driver prints them, without Ray's per-process prefixes. Everything a
+  role process writes itself (TensorFlow, Reverb, Ray) goes to `<out>/logs/<role>.log`; a role's error
+  still reaches this terminal in full, with the remote traceback.
 
 `ray.init` starts a private Ray instance (never an existing cluster: that is cluster mode) and reserves
 the CPUs the program asks for even when the machine has fewer; oversubscribed roles simply share cores.
@@ -18,6 +22,8 @@ from __future__ import annotations
 import logging
 import math
 import os
+import pathlib
+import sys
 
 import psutil
 import ray
@@ -45,10 +51,39 @@ class CounterClient:
     return lambda *args: ray.get(method.remote(*args))
 
 
+class _AnnounceWarnings(logging.Handler):
+  """Sends warnings logged by rlrep's own code in a role process to the user's terminal via the counter."""
+
+  def __init__(self, counter: CounterClient, role: str):
+    super().__init__(logging.WARNING)
+    self._counter, self._role = counter, role
+    self._ours = str(pathlib.Path(__file__).resolve().parents[1])
+
+  def emit(self, record: logging.LogRecord) -> None:
+    if record.pathname.startswith(self._ours):  # not TensorFlow's or Ray's: those stay in the role's log
+      self._counter.announce(f"[{self._role}] {record.levelname.lower()}: {record.getMessage()}")
+
+
+def _role_output_to_file(experiment: Experiment, role: str, counter: CounterClient | None = None) -> None:
+  """Points this role process's stdout and stderr (Python's and the C++ libraries') at
+  `<out>/logs/<role>.log`, appended across restarts; its warnings also go to the counter."""
+  path = experiment.out_dir / "logs" / f"{role}.log"
+  path.parent.mkdir(parents=True, exist_ok=True)
+  sys.stdout.flush()
+  sys.stderr.flush()
+  log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+  os.dup2(log, 1)
+  os.dup2(log, 2)
+  os.close(log)
+  if counter is not None:
+    logging.getLogger().addHandler(_AnnounceWarnings(counter, role))
+
+
 class ReplayRole:
   """Owns the Reverb server for the whole run."""
 
   def __init__(self, experiment: Experiment):
+    _role_output_to_file(experiment, "replay")
     self._server = roles.make_replay_server(experiment.make_builder(), experiment.replay_port)
 
   def address(self) -> str:
@@ -60,6 +95,7 @@ class ReplayRole:
 
 class LearnerRole:
   def run(self, experiment: Experiment, address: str, counter: CounterClient) -> dict:
+    _role_output_to_file(experiment, "learner", counter)
     import rlrep
     replicator = rlrep.make_replicator(experiment.replicas)  # first: device setup precedes any TF op
     return roles.LearnerRole(experiment, experiment.make_builder(), address, counter, replicator).run()
@@ -67,11 +103,13 @@ class LearnerRole:
 
 class EvaluatorRole:
   def run(self, experiment: Experiment, address: str, counter: CounterClient) -> dict:
+    _role_output_to_file(experiment, "evaluator", counter)
     return roles.run_evaluator(experiment, experiment.make_builder(), address, counter)
 
 
 class ActorRole:
   def run(self, experiment: Experiment, address: str, counter: CounterClient, actor_id: int) -> None:
+    _role_output_to_file(experiment, f"actor-{actor_id}", counter)
     roles.run_actor(experiment, experiment.make_builder(), address, counter, actor_id)
 
 
@@ -94,11 +132,13 @@ def run(experiment: Experiment, ray_address: str | None = None) -> dict:
   """
   program = {role.name: role for role in make_program(experiment)}
   children_before = {child.pid for child in psutil.Process().children(recursive=True)}
+  os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # Ray's own notices (e.g. a process died) without colour codes
   if ray_address is None:
     cpus = max(os.cpu_count() or 1, math.ceil(sum(role.cpus for role in program.values())))
-    ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING,
+             log_to_driver=False)
   else:
-    ray.init(address=ray_address, logging_level=logging.WARNING)
+    ray.init(address=ray_address, logging_level=logging.WARNING, log_to_driver=False)
   try:
     return _run(experiment, program)
   finally:
@@ -133,25 +173,41 @@ def _run(experiment: Experiment, program: dict[str, Role]) -> dict:
   evaluator = start(EvaluatorRole, "evaluator").remote().run.remote(experiment, address, counter)
   actors = [start(ActorRole, f"actor-{i}").remote().run.remote(experiment, address, counter, i)
             for i in range(experiment.actors)]
+  terminal = _Terminal(counter)
   try:
     try:
-      _wait_for_learner(learner, [evaluator, *actors], counter, experiment.out)
+      _wait_for_learner(learner, [evaluator, *actors], counter, experiment.out, terminal)
     except KeyboardInterrupt:
       print("interrupted: stopping every role (the learner writes a final checkpoint) ...", flush=True)
       counter.request_stop("interrupted (Ctrl-C)")
       ray.get(learner)
     summary = ray.get(evaluator)
   finally:
+    terminal.show_new()
     counter.request_stop("learner finished")
     ray.get(replay.stop.remote())  # unblocks actors waiting on the rate limiter
     ray.wait(actors, num_returns=len(actors), timeout=FINAL_ACTOR_WAIT_S)
   return summary
 
 
-def _wait_for_learner(learner: ray.ObjectRef, others: list[ray.ObjectRef], counter: CounterClient, out: str) -> None:
+class _Terminal:
+  """Prints the lines roles announced to the counter, each once, in order."""
+
+  def __init__(self, counter: CounterClient):
+    self._counter, self._next = counter, 0
+
+  def show_new(self) -> None:
+    lines, self._next = self._counter.messages(self._next)
+    for line in lines:
+      print(line, flush=True)
+
+
+def _wait_for_learner(learner: ray.ObjectRef, others: list[ray.ObjectRef], counter: CounterClient, out: str,
+                      terminal: _Terminal) -> None:
   """Returns when the learner is done; a failure anywhere stops the run and is raised here."""
   while True:
     done, _ = ray.wait([learner, *others], num_returns=1, timeout=POLL_S)
+    terminal.show_new()
     for ref in done:
       try:
         ray.get(ref)

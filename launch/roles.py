@@ -180,7 +180,7 @@ class LearnerRole:
            "actor_restarts": sum(snapshot["actor_starts"].values()) - len(snapshot["actor_starts"]),
            **learner_metrics}
     self._log.write(row)
-    print(metrics.progress_line(row), flush=True)
+    self._counter.announce(metrics.progress_line(row))
     return {"time": now, **snapshot, "input_wait_s": self._learner.input_wait_s}
 
 
@@ -190,7 +190,7 @@ def run_evaluator(experiment: Experiment, builder, address: str, counter, final_
   Everything happens on the calling thread: a rendering context belongs to the thread that made it.
   Returns the run summary (also written to summary.json).
   """
-  evaluator = Evaluator(experiment, builder, address)
+  evaluator = Evaluator(experiment, builder, address, counter.announce)
   try:
     evaluator.run_periodically(counter)
     deadline = time.monotonic() + final_wait_s
@@ -204,8 +204,9 @@ def run_evaluator(experiment: Experiment, builder, address: str, counter, final_
 class Evaluator:
   """Runs the deterministic policy with the newest weights; writes eval.csv, videos and the curve."""
 
-  def __init__(self, experiment: Experiment, builder, address: str):
+  def __init__(self, experiment: Experiment, builder, address: str, announce: Callable[[str], None] = print):
     self._experiment = experiment
+    self._announce = announce
     self._environment = builder.make_environment(experiment.seed + EVALUATOR_SEED_OFFSET,
                                                   render_size=experiment.video_size)
     self._policy = builder.make_policy(evaluation=True)
@@ -258,8 +259,8 @@ class Evaluator:
            "eval_return": float(np.mean(returns)), "eval_return_std": float(np.std(returns))}
     self._log.write(row)
     self.results.append({**row, "video": str(video.relative_to(out))})
-    print(f"evaluation at {row['frames']:,d} frames (learner step {row['learner_steps']:,d}): return "
-          f"{row['eval_return']:.1f} over {len(returns)} episode(s); video {video}", flush=True)
+    self._announce(f"evaluation at {row['frames']:,d} frames (learner step {row['learner_steps']:,d}): return "
+                   f"{row['eval_return']:.1f} over {len(returns)} episode(s); video {video}")
     return row
 
   def _frame(self, frames: int, episode_return: float) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
+from launch.checkpoints import CheckpointStore
 from launch.experiment import Experiment, load_experiment, prepare_output_dir
 
 
@@ -60,6 +61,34 @@ def read_cpu_flags() -> set[str]:
   return {flag for line in text.splitlines() if line.startswith("flags") for flag in line.split(":", 1)[1].split()}
 
 
+REPLAY_MEMORY_SHARE = 0.8  # of this machine's memory; actors, learner and evaluator need the rest
+
+
+def check_replay_fits(experiment: Experiment, memory_bytes: int | None = None) -> None:
+  """Refuses a run whose replay, as full as this run can fill it, would not fit in this machine's memory.
+
+  The table holds at most `max_replay_size` items and at most one per agent step the run takes.
+
+  >>> from agents.d4pg import D4PGConfig
+  >>> big = Experiment(frames=4_000_000, agent_config=D4PGConfig(max_replay_size=2_000_000))
+  >>> check_replay_fits(big, memory_bytes=16 * 2**30)
+  Traceback (most recent call last):
+  ValueError: replay would hold up to 2,000,000 agent steps x 22.2 kB = 44.4 GB, more than 80% of this machine's 17.2 GB of memory: lower --max-replay-size to at most 619,317 (or --image-size), or run the replay where the memory is (--mode cluster).
+  >>> check_replay_fits(dataclasses.replace(big, frames=200_000), memory_bytes=16 * 2**30)  # 100k steps: fits
+  """
+  import psutil
+  config = experiment.agent_config
+  per_step = config.replay_bytes_per_step
+  steps = min(config.max_replay_size, experiment.frames // config.action_repeat + 1)
+  total = memory_bytes if memory_bytes is not None else psutil.virtual_memory().total
+  if steps * per_step > REPLAY_MEMORY_SHARE * total:
+    raise ValueError(
+        f"replay would hold up to {steps:,d} agent steps x {per_step / 1e3:.1f} kB = {steps * per_step / 1e9:.1f} "
+        f"GB, more than {REPLAY_MEMORY_SHARE:.0%} of this machine's {total / 1e9:.1f} GB of memory: lower "
+        f"--max-replay-size to at most {int(REPLAY_MEMORY_SHARE * total / per_step):,d} (or --image-size), or run "
+        "the replay where the memory is (--mode cluster).")
+
+
 def resolve_experiment(experiment: Experiment | None, resume: str | None, overrides: dict) -> Experiment:
   """The experiment to run: the saved one when resuming (with `overrides`, e.g. a larger --frames)."""
   if resume is None:
@@ -79,11 +108,10 @@ def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = Fal
     raise ValueError("--dry-run renders cluster manifests: use it with --mode cluster.")
   check_replicas_available(experiment.replicas)
   check_precision_supported(getattr(experiment.agent_config, "precision", "float32"), experiment.replicas)
-  if resume:
-    state = (experiment.out_dir / "checkpoints" / "state.json")
-    if not state.exists():
-      raise ValueError(f"--resume {experiment.out}: no checkpoint yet ({state} is missing); start it again with "
-                       "--overwrite.")
+  check_replay_fits(experiment)
+  if resume and CheckpointStore(experiment.out_dir / "checkpoints").latest() is None:
+    raise ValueError(f"--resume {experiment.out}: no intact checkpoint in {experiment.out}/checkpoints; start it "
+                     "again with --overwrite.")
   prepare_output_dir(experiment, resume=resume, overwrite=overwrite)
   if experiment.mode == "inprocess":
     from launch import inprocess

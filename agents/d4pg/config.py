@@ -10,10 +10,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from environments import dmc
 from rlrep.replay import ReplayConfig
 
 
 PRECISIONS = ("float32", "bfloat16")
+MIN_IMAGE_SIZE = 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,7 +24,11 @@ class D4PGConfig:
 
   Attributes:
     pixels: learn from 84x84 pixels (True) or from the suite's state features (False).
-    image_size, frame_stack, action_repeat, render_quality: environment settings (see `environments.dmc`).
+    image_size: height and width of the pixel observation (at least 16 for the encoder's convolutions).
+    frame_stack: the observation stacks this many latest frames, so the policy can see motion.
+    action_repeat: each agent step repeats its action for this many environment frames.
+    render_quality: standard (dm_control's visuals) or fast (no shadows, reflections or multisampling:
+      about 10x faster in software rendering; the images look flatter, so compare runs at one quality).
     batch_size: global learner batch, split across replicas.
     n_step, discount: n-step returns; with action repeat 2, 3 agent steps span 6 frames.
     num_atoms, vmin, vmax: the critic's categorical support. DMC rewards lie in [0, 1] per frame, so
@@ -91,8 +97,28 @@ class D4PGConfig:
   weights_update_period: int = 100
   seed: int = 0
 
+  OPTION_GROUPS = {  # `rlrep train --help` sections (the experiment's --seed sets `seed`)
+      "environment": ("pixels", "image_size", "frame_stack", "action_repeat", "render_quality"),
+      "learning": ("batch_size", "learning_rate", "n_step", "discount", "max_gradient_norm", "target_update_period",
+                   "target_update_tau", "augment", "precision"),
+      "critic": ("num_atoms", "vmin", "vmax", "critic_initial_value"),
+      "policy and exploration": ("sigma", "sigma_start", "sigma_decay_frames", "random_frames",
+                                 "saturation_penalty"),
+      "networks": ("conv_channels", "feature_dim", "hidden_sizes"),
+      "replay and weights": ("samples_per_insert", "min_replay_size", "max_replay_size", "replay_chunk_length",
+                             "weights_update_period"),
+  }
+
   def __post_init__(self):
     problems = []
+    try:
+      dmc.check_settings(self.image_size, self.frame_stack, self.action_repeat, self.render_quality)
+    except ValueError as error:
+      problems.append(str(error).rstrip("."))
+    if self.pixels and self.image_size < MIN_IMAGE_SIZE:
+      problems.append(f"image_size must be >= {MIN_IMAGE_SIZE} for the encoder's convolutions, got {self.image_size}")
+    if self.conv_channels < 1 or self.feature_dim < 1:
+      problems.append(f"conv_channels and feature_dim must be >= 1, got {self.conv_channels} and {self.feature_dim}")
     if self.num_atoms < 2:
       problems.append(f"num_atoms must be >= 2, got {self.num_atoms}")
     if not self.vmin < self.vmax:
@@ -124,6 +150,12 @@ class D4PGConfig:
     if problems:
       raise ValueError("invalid D4PG settings:\n  - " + "\n  - ".join(problems))
     _ = self.replay  # building the replay settings validates them too
+
+  @property
+  def replay_bytes_per_step(self) -> int:
+    """Replay memory per stored agent step, uncompressed: one RGB frame (stacks are rebuilt when sampled) or
+    a state vector, plus action, reward, discount and Reverb's per-item bookkeeping (~1 kB)."""
+    return (self.image_size * self.image_size * 3 if self.pixels else 1024) + 1024
 
   @property
   def replay(self) -> ReplayConfig:

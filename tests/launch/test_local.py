@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from launch import metrics
+from launch.checkpoints import CheckpointStore
 
 TINY_LOCAL = ["--mode", "local", "--actors", "2", "--task", "cartpole-swingup", "--image-size", "32",
               "--action-repeat", "2", "--render-quality", "fast", "--batch-size", "16", "--hidden-sizes", "32", "--conv-channels", "8",
@@ -82,7 +83,7 @@ def test_ctrl_c_stops_cleanly_with_a_final_checkpoint_and_summary(interrupted_ru
   out = interrupted_run["out"]
   summary = json.loads((out / "summary.json").read_text())
   assert summary["stop_reason"] == "interrupted (Ctrl-C)" and summary["mode"] == "local"
-  state = json.loads((out / "checkpoints" / "state.json").read_text())
+  state = CheckpointStore(out / "checkpoints").latest()
   assert state["learner_steps"] == summary["learner_steps"] > 0  # the final checkpoint came after the last step
 
 
@@ -112,8 +113,8 @@ def test_a_killed_learner_stops_the_run_and_resume_recovers_its_checkpoint(tmp_p
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
                              env={**os.environ, "RAY_AUTH_MODE": "disabled"})
   try:
-    state = out / "checkpoints" / "state.json"
-    _wait_for(lambda: state.exists() and json.loads(state.read_text())["learner_steps"] > 0, "a checkpoint", process)
+    store = CheckpointStore(out / "checkpoints")
+    _wait_for(lambda: (store.latest() or {}).get("learner_steps", 0) > 0, "a checkpoint", process)
     _processes_named(psutil.Process(process.pid), "LearnerRole")[0].kill()
     output, _ = process.communicate(timeout=180)
   finally:
@@ -121,7 +122,7 @@ def test_a_killed_learner_stops_the_run_and_resume_recovers_its_checkpoint(tmp_p
       os.killpg(process.pid, signal.SIGKILL)
   assert process.returncode != 0
   assert f"continue with `rlrep train --resume {out}`" in output
-  checkpointed = json.loads(state.read_text())
+  checkpointed = store.latest()
   assert not (out / "summary.json").exists()
 
   resumed = subprocess.run([sys.executable, "-m", "launch.cli", "train", "--resume", str(out), "--mode", "inprocess"],
@@ -129,3 +130,14 @@ def test_a_killed_learner_stops_the_run_and_resume_recovers_its_checkpoint(tmp_p
   assert resumed.returncode == 0, resumed.stderr[-3000:]
   summary = json.loads((out / "summary.json").read_text())
   assert summary["frames"] >= 1500 and summary["learner_steps"] > checkpointed["learner_steps"]
+
+
+def test_the_terminal_shows_driver_lines_without_ray_prefixes(interrupted_run):
+  log = interrupted_run["log"]
+  progress = [line for line in log.splitlines() if line.startswith("frames ")]
+  assert len(progress) >= 3 and any(line.startswith("evaluation at 0 frames") for line in log.splitlines())
+  assert "pid=" not in log and "\x1b[" not in log, log[-3000:]  # only Ray's notices of the killed actor remain
+  assert len(progress) == len(set(progress))  # each interval once
+  role_logs = interrupted_run["out"] / "logs"
+  assert "Started replay server" in (role_logs / "replay.log").read_text()  # Reverb's C++ log, kept aside
+  assert (role_logs / "learner.log").exists() and (role_logs / "actor-0.log").exists()

@@ -1,6 +1,7 @@
 """`rlrep train` end to end in-process: every output file, resume with counters intact, and bad input."""
 
 import json
+import pathlib
 import threading
 
 import imageio.v2 as imageio
@@ -8,9 +9,9 @@ import numpy as np
 import pytest
 import yaml
 
-from launch import cli
 from environments import recording
-from launch import metrics
+from launch import cli, metrics
+from launch.checkpoints import CheckpointStore
 
 TINY_PIXELS = ["--task", "cartpole-swingup", "--mode", "inprocess", "--image-size", "32", "--render-quality", "fast",
                "--action-repeat", "2", "--random-frames", "200",
@@ -73,11 +74,11 @@ def test_the_video_shows_the_evaluated_episode_at_the_video_size(finished_run):
 
 
 def test_a_checkpoint_records_the_counters(finished_run):
-  state = json.loads((finished_run / "checkpoints" / "state.json").read_text())
+  state = CheckpointStore(finished_run / "checkpoints").latest()
   summary = json.loads((finished_run / "summary.json").read_text())
   assert state["learner_steps"] == summary["learner_steps"]
   assert state["frames"] == summary["frames"]
-  assert list((finished_run / "checkpoints").glob(state["prefix"] + ".index"))
+  assert pathlib.Path(state["prefix"] + ".index").exists()
 
 
 def test_resume_continues_from_the_checkpoint_with_counters_intact(finished_run):
@@ -99,22 +100,68 @@ def _fails(capsys, *args):
   return capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--agent", "dqn"], "unknown agent 'dqn'; available: d4pg"),
-    (["--task", "walker-wlak"], "walker-walk"),
-    (["--mode", "kubernetes"], "unknown mode 'kubernetes'"),
-    (["--actors", "0"], "actors must be >= 1"),
-    (["--envs-per-actor", "0"], "envs_per_actor must be >= 1"),
-    (["--frames", "0"], "frames must be >= 1"),
-    (["--video-size", "8"], "video_size must be between 32 and 1024 pixels, got 8"),
-    (["--precision", "float16"], "precision must be one of float32, bfloat16"),
-    (["--learning-rate", "nan"], "learning_rate must be a finite number > 0"),
-    (["--learning-rate", "inf"], "learning_rate must be a finite number > 0"),
-    (["--replicas", "gpu:2"], "this machine has 0 GPU(s)"),
-    (["--replicas", "tpu"], "this host has no TPU"),
-    (["--replicas", "cpu:x"], "device count must be a positive integer"),
-    (["--batch-size", "16", "--min-replay-size", "50", "--max-replay-size", "10"], "exceeds max_replay_size"),
-])
+BAD_INPUT = {  # option family -> (arguments, the message's words)
+    "experiment": [
+        (["--agent", "dqn"], "unknown agent 'dqn'; available: d4pg"),
+        (["--task", "walker-wlak"], "walker-walk"),
+        (["--mode", "kubernetes"], "unknown mode 'kubernetes'"),
+        (["--actors", "0"], "actors must be >= 1"),
+        (["--envs-per-actor", "0"], "envs_per_actor must be >= 1"),
+        (["--frames", "0"], "frames must be >= 1"),
+        (["--frames", "2.5"], "expected a whole number, got '2.5'"),
+        (["--seed", "-1"], "seed must be >= 0"),
+        (["--eval-every-frames", "0"], "eval_every_frames and eval_episodes must be >= 1"),
+        (["--eval-episodes", "-2"], "eval_every_frames and eval_episodes must be >= 1"),
+        (["--video-size", "8"], "video_size must be between 32 and 1024 pixels, got 8"),
+        (["--video-size", "big"], "expected a whole number, got 'big'"),
+        (["--video-format", "avi"], "video_format must be mp4 or gif"),
+        (["--log-every-s", "0"], "log_every_s and checkpoint_every_s must be > 0"),
+        (["--log-every-s", "nan"], "expected a finite number, got 'nan'"),
+        (["--checkpoint-every-s", "inf"], "expected a finite number, got 'inf'"),
+        (["--publish-every-steps", "0"], "publish_every_steps must be >= 1"),
+        (["--replay-port", "70000"], "replay_port must be in 0..65535"),
+    ],
+    "devices": [
+        (["--replicas", "gpu:2"], "this machine has 0 GPU(s)"),
+        (["--replicas", "tpu"], "this host has no TPU"),
+        (["--replicas", "cpu:x"], "device count must be a positive integer"),
+        (["--precision", "float16"], "precision must be one of float32, bfloat16"),
+    ],
+    "environment": [
+        (["--image-size", "8"], "image_size must be >= 16"),
+        (["--frame-stack", "0"], "frame_stack must be >= 1"),
+        (["--action-repeat", "0"], "action_repeat must be >= 1"),
+        (["--render-quality", "ultra"], "render_quality='ultra' is unknown"),
+        (["--no-pixels", "--frame-stack", "3"], "use frame_stack=1 with pixels=False"),
+    ],
+    "learning": [
+        (["--learning-rate", "nan"], "expected a finite number, got 'nan'"),
+        (["--learning-rate", "-1"], "learning_rate must be a finite number > 0"),
+        (["--batch-size", "0"], "batch_size must be >= 1"),
+        (["--discount", "1.5"], "discount must be in [0, 1]"),
+        (["--n-step", "0"], "n_step must be >= 1"),
+        (["--max-gradient-norm", "inf"], "expected a finite number, got 'inf'"),
+        (["--target-update-tau", "2"], "target_update_tau must be in [0, 1]"),
+        (["--num-atoms", "1"], "num_atoms must be >= 2"),
+        (["--vmin", "10", "--vmax", "5"], "vmin (10.0) must be below vmax (5.0)"),
+        (["--critic-initial-value=-inf"], "expected a finite number, got '-inf'"),
+        (["--sigma", "-0.1"], "sigma and sigma_start must be >= 0"),
+        (["--random-frames", "-5"], "sigma_decay_frames and random_frames must be >= 0"),
+        (["--hidden-sizes", "0"], "hidden_sizes needs at least one positive width"),
+        (["--hidden-sizes", "a,b"], "expected comma-separated whole numbers"),
+        (["--conv-channels", "0"], "conv_channels and feature_dim must be >= 1"),
+    ],
+    "replay": [
+        (["--batch-size", "16", "--min-replay-size", "50", "--max-replay-size", "10"], "exceeds max_replay_size"),
+        (["--samples-per-insert", "-1"], "samples_per_insert must be > 0"),
+        (["--weights-update-period", "0"], "weights_update_period must be >= 1"),
+        (["--frames", "100000000", "--max-replay-size", "100000000"], "lower --max-replay-size to at most"),
+    ],
+}
+
+
+@pytest.mark.parametrize("args, message", [case for cases in BAD_INPUT.values() for case in cases],
+                         ids=[f"{family}:{' '.join(args)}" for family, cases in BAD_INPUT.items() for args, _ in cases])
 def test_bad_input_is_refused_before_anything_starts(tmp_path, capsys, args, message):
   out = tmp_path / "never"
   assert message in _fails(capsys, "--out", str(out), *args)
@@ -217,6 +264,6 @@ def test_ctrl_c_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path):
   assert process.returncode == 0, output[-3000:]
   summary = json.loads((out / "summary.json").read_text())
   assert summary["stop_reason"] == "interrupted (Ctrl-C)" and "Ctrl-C again to abort" in output
-  assert json.loads((out / "checkpoints" / "state.json").read_text())["learner_steps"] == summary["learner_steps"]
+  assert CheckpointStore(out / "checkpoints").latest()["learner_steps"] == summary["learner_steps"]
   assert stopping_s < 60, f"stopping took {stopping_s:.0f}s: a role waited out a timeout instead of stopping"
 
