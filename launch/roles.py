@@ -30,9 +30,10 @@ from rlrep import acting, replay
 
 ACTOR_REPORT_STEPS = 50       # agent steps (all environments) between an actor's reports to the counter ...
 ACTOR_REPORT_S = 2.0          # ... or seconds, whichever comes first: a rate-limited actor still reports
+ACTOR_STALL_LOG_S = 60.0      # an insert blocked this long is logged with the replay state
 ENV_SEED_STRIDE = 100_000     # seed distance between the environments of one actor
 LEARNER_IDLE_POLL_S = 2.0     # a learner waiting for replay this long re-checks whether the run is over
-LEARNER_STALL_LOG_S = 30.0    # a sample blocked this long is logged with the replay state
+LEARNER_STALL_LOG_S = 30.0    # a learner without a batch this long (and every such period after) logs the replay state
 EVALUATOR_SEED_OFFSET = 10_000
 EVALUATOR_ABANDON_CHECK_STEPS = 25
 
@@ -50,7 +51,7 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
   """Acts until the counter says stop or the frame budget is spent."""
   starts = counter.actor_started(actor_id)
   client = replay.connect(address)
-  watchdog = replay.Watchdog(client, threshold_s=60.0)
+  watchdog = replay.Watchdog(client, threshold_s=ACTOR_STALL_LOG_S)
   policy = builder.make_policy()
   should_stop = lambda: counter.stop_reason() is not None  # noqa: E731
   seed = experiment.seed + 1 + actor_id + 1000 * (starts - 1)  # a restarted actor does not replay its past
@@ -102,16 +103,25 @@ class LearnerRole:
     self._experiment = experiment
     self._counter = counter
     self._client = replay.connect(address)
-    self._watchdog = replay.Watchdog(self._client, threshold_s=LEARNER_STALL_LOG_S)
-    self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S,
-                                         watchdog=self._watchdog)
+    # The replay dataset gives up after LEARNER_IDLE_POLL_S without a sample, so no single wait grows long
+    # enough for a Watchdog: `_report_if_starved` watches the time since the last batch instead.
+    self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S)
+    self._last_batch = time.perf_counter()
+    self._starved_reports = 0
     self._publisher = replay.WeightPublisher(self._client)
     self._checkpoints = CheckpointStore(experiment.out_dir / "checkpoints")
     self._log = metrics.MetricsLog(experiment.out_dir, "train")
     restored = self._checkpoints.restore(self._learner)
     if restored:
       logging.info("resumed learner at step %d (%d frames)", self._learner.num_steps, restored["frames"])
-    self._publisher.publish(self._learner.num_steps, self._learner.policy_params())
+    self._published_steps: int | None = None
+    self._publish()
+
+  def _publish(self) -> None:
+    """Publishes the learner's weights unless this version already is (a starved learner does not step)."""
+    if self._learner.num_steps != self._published_steps:
+      self._publisher.publish(self._learner.num_steps, self._learner.policy_params())
+      self._published_steps = self._learner.num_steps
 
   def run(self) -> dict:
     """Trains until the counter says stop; always publishes, logs and checkpoints on the way out."""
@@ -124,15 +134,17 @@ class LearnerRole:
       while self._counter.stop_reason() is None:
         try:
           learner_metrics = learner.step()
+          self._last_batch, self._starved_reports = time.perf_counter(), 0
         except (StopIteration, tf.errors.OutOfRangeError):  # replay allowed no sample for a while
           learner.restart_input()
+          self._report_if_starved()
         steps = learner.num_steps
         finite = all(math.isfinite(value) for value in learner_metrics.values())
         if not finite:
           raise self._non_finite_error(steps, learner_metrics)
         self._counter.set_learner_steps(steps)
         if steps % experiment.publish_every_steps == 0:
-          self._publisher.publish(steps, learner.policy_params())
+          self._publish()
         if time.perf_counter() - last["time"] >= experiment.log_every_s:
           last = self._log_row(last, learner_metrics)
         if time.perf_counter() - last_checkpoint >= experiment.checkpoint_every_s:
@@ -140,14 +152,19 @@ class LearnerRole:
           last_checkpoint = time.perf_counter()
     finally:
       if finite:  # never hand actors, or a checkpoint, weights that are not numbers
-        self._publisher.publish(learner.num_steps, learner.policy_params())
+        self._publish()
       self._counter.set_learner_steps(learner.num_steps)
       self._log_row(last, learner_metrics)
       if finite:
         self._checkpoints.save(learner, self._counter.snapshot())
       self._counter.mark_learner_done()
-      self._watchdog.close()
     return {"learner_steps": learner.num_steps}
+
+  def _report_if_starved(self) -> None:
+    starved_s = time.perf_counter() - self._last_batch
+    if starved_s >= LEARNER_STALL_LOG_S * (self._starved_reports + 1):
+      self._starved_reports += 1
+      logging.warning("the learner has had no batch for %.0fs: %s", starved_s, replay.describe_tables(self._client))
 
   def _non_finite_error(self, steps: int, learner_metrics: dict[str, float]) -> NonFiniteLearnerError:
     bad = ", ".join(f"{name}={value}" for name, value in learner_metrics.items() if not math.isfinite(value))
@@ -233,6 +250,10 @@ class Evaluator:
     (checked every `EVALUATOR_ABANDON_CHECK_STEPS` steps: in local mode it asks the counter over Ray)."""
     if self._weights.update():
       self._params = self._weights.params
+    if not self.results and self._weights.version in (None, 0):
+      # The untrained weights (as published, or not yet published), however many frames the actors stepped
+      # while this role started: the learning curve's first point is the policy at 0 frames.
+      snapshot = {**snapshot, "frames": 0}
     rng = np.random.default_rng(0)  # unused by the deterministic policy; part of the policy protocol
     returns, frames = [], []
     for episode in range(self._experiment.eval_episodes):

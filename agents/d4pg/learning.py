@@ -178,21 +178,35 @@ class Learner:
     self._iterator = None if make_iterator is None else make_iterator()
     self._update = tf.function(lambda batch: replicator.run(lambda b: update(self.state, b, config), batch))
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
-    self.input_wait_s = 0.0
+    self._waited_s = 0.0
+    self._waiting_since: float | None = None
     self._watchdog = watchdog
 
   def step(self) -> dict[str, float]:
     if self._iterator is None:
       raise RuntimeError("this Learner has no input: pass `make_iterator=` (the builder's make_learner does).")
-    start = time.perf_counter()
-    with self._watchdog.watch("learner sample") if self._watchdog else contextlib.nullcontext():
-      batch = next(self._iterator)
-    self.input_wait_s += time.perf_counter() - start
+    self._waiting_since = time.perf_counter()
+    try:
+      with self._watchdog.watch("learner sample") if self._watchdog else contextlib.nullcontext():
+        batch = next(self._iterator)
+    finally:  # a wait that ends in the dataset's idle timeout was a wait too
+      self._waited_s += time.perf_counter() - self._waiting_since
+      self._waiting_since = None
     metrics = self.replicator.local_results(self._update(batch))[0]  # already averaged over replicas
     return {name: float(value) for name, value in metrics.items()}
 
+  @property
+  def input_wait_s(self) -> float:
+    """Seconds spent waiting for replay batches so far, including a wait still going on (read from
+    another thread, e.g. for a progress line)."""
+    since = self._waiting_since
+    return self._waited_s + (time.perf_counter() - since if since is not None else 0.0)
+
   def restart_input(self) -> None:
+    """A new input iterator; the time it takes to start counts as waiting for input."""
+    start = time.perf_counter()
     self._iterator = self._make_iterator()
+    self._waited_s += time.perf_counter() - start
 
   @property
   def num_steps(self) -> int:
