@@ -10,7 +10,9 @@
   `gke-tpu-accelerator` / `gke-tpu-topology` node selectors (or `nvidia.com/gpu` with `gke-accelerator`).
   Accelerator workers advertise one Ray CPU, which the learner takes, so no other role lands there.
 * a `NetworkPolicy`: Reverb serves replay and weights without authentication, so pods of this job accept
-  connections only from each other (plus the RayJob submitter on the Ray job port).
+  connections only from each other, plus, on the Ray job port only, the RayJob's submitter and the KubeRay
+  operator that polls the job's status (without that rule a RayJob is marked failed after 300 s on
+  KubeRay 1.7, or never ends on older versions, and the slice is never released).
 
 All pods mount the `PersistentVolumeClaim` named by `volume_claim` (ReadWriteMany, e.g. Filestore or the
 GCS FUSE CSI driver) at `/rlrep-runs`; the run writes `/rlrep-runs/<job name>/`, and a retried driver
@@ -32,8 +34,9 @@ import shutil
 import subprocess
 import sys
 
-from launch.experiment import EXPERIMENT_FILE, Experiment, load_experiment, prepare_output_dir
-from launch.program import Role, make_program, tpu_slice
+from launch.experiment import EXPERIMENT_FILE, Experiment, RunFailed, load_experiment, prepare_output_dir
+from launch.program import (LEARNER_HOST_RESOURCE, WORKER_RESOURCE, WORKER_RESOURCE_PER_POD, Role, make_program,
+                            tpu_slice)
 
 RAY_VERSION = "2.60.0"
 MOUNT = "/rlrep-runs"
@@ -42,13 +45,15 @@ CPU_WORKER_CPUS = 4              # Ray CPUs (and cores) per CPU worker pod
 MEMORY_PER_CPU_GIB = 4
 RAY_JOB_PORT = 8265
 JOB_LABEL = "rlrep.dev/job"
+MAX_JOB_NAME = 47                # KubeRay refuses longer RayJob names (it derives longer names from them)
+FINISHED_CLUSTER_TTL_S = 120     # the slice is released this long after the job ends (time to read the logs)
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 def job_name(experiment: Experiment) -> str:
   """A Kubernetes name from the output directory's name, e.g. runs/Walker_Pixels -> rlrep-walker-pixels."""
   slug = re.sub(r"[^a-z0-9]+", "-", experiment.out_dir.name.lower()).strip("-") or "run"
-  return f"rlrep-{slug}"[:50].rstrip("-")  # KubeRay appends suffixes to the names it derives
+  return f"rlrep-{slug}"[:MAX_JOB_NAME].rstrip("-")
 
 
 def render(experiment: Experiment) -> list[dict]:
@@ -65,12 +70,12 @@ def render(experiment: Experiment) -> list[dict]:
       raise ValueError(f"TPU topology {tpu.topology} spans {tpu.hosts} hosts; rlrep's learner runs on one host "
                        "(TPUStrategy on the local slice). Choose a single-host topology, e.g. 2x2 or 2x4 for "
                        "v5e, 2x2x1 for v4.")
+  _check_replay_fits_a_worker(experiment)
   cluster_experiment = dataclasses.replace(experiment, mode="cluster", out=f"{MOUNT}/{name}", replay_port=0)
-  worker_roles = [role for role in roles if role.kind != "counter" and role is not learner]
-  cpu_need = sum(role.cpus for role in worker_roles) + (0 if learner.accelerator else learner.cpus)
-  groups = [_worker_group(experiment, name, "cpu", math.ceil(cpu_need / CPU_WORKER_CPUS), CPU_WORKER_CPUS)]
-  if learner.accelerator:
-    groups.append(_accelerator_group(experiment, name, learner))
+  cpu_need = sum(role.cpus for role in roles if role.placement == WORKER_RESOURCE)
+  groups = [_worker_group(experiment, name, "cpu", math.ceil(cpu_need / CPU_WORKER_CPUS), CPU_WORKER_CPUS,
+                          ray_resources={WORKER_RESOURCE: WORKER_RESOURCE_PER_POD}),
+            _learner_group(experiment, name, learner)]
   config_map = {"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": f"{name}-experiment", "namespace": experiment.namespace},
                 "data": {EXPERIMENT_FILE: json.dumps(cluster_experiment.to_json(), indent=2)}}
@@ -80,7 +85,7 @@ def render(experiment: Experiment) -> list[dict]:
       "spec": {
           "entrypoint": f"python -m launch.cluster {CONFIG_MOUNT}/{EXPERIMENT_FILE}",
           "shutdownAfterJobFinishes": True,
-          "ttlSecondsAfterFinished": 3600,
+          "ttlSecondsAfterFinished": FINISHED_CLUSTER_TTL_S,
           "backoffLimit": 2,  # a failed driver is retried and resumes from the last checkpoint
           "rayClusterSpec": {
               "rayVersion": RAY_VERSION,
@@ -93,9 +98,20 @@ def render(experiment: Experiment) -> list[dict]:
       "spec": {"podSelector": {"matchLabels": {JOB_LABEL: name}},
                "policyTypes": ["Ingress"],
                "ingress": [{"from": [{"podSelector": {"matchLabels": {JOB_LABEL: name}}}]},
-                           {"from": [{"podSelector": {"matchLabels": {"batch.kubernetes.io/job-name": name}}}],
-                            "ports": [{"protocol": "TCP", "port": RAY_JOB_PORT}]}]}}
+                           *({"from": [source], "ports": [{"protocol": "TCP", "port": RAY_JOB_PORT}]}
+                             for source in _dashboard_clients(name))]}}
   return [config_map, ray_job, policy]
+
+
+def _dashboard_clients(name: str) -> list[dict]:
+  """Who must reach the head's job port besides the job's pods: the RayJob's submitter pod; the KubeRay
+  operator, which polls job status from its own pod (KubeRay 1.2-1.7, any namespace; Helm and kustomize
+  installs both label it component=kuberay-operator); and, for operators that go through the API server
+  proxy (GKE's managed Ray add-on, `--use-kubernetes-proxy`), GKE's konnectivity agents."""
+  return [{"podSelector": {"matchLabels": {"batch.kubernetes.io/job-name": name}}},
+          {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}}},
+          {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+           "podSelector": {"matchLabels": {"k8s-app": "konnectivity-agent"}}}]
 
 
 def _pod(experiment: Experiment, name: str, container: str, cpus: int, extra_limits: dict,
@@ -114,24 +130,43 @@ def _pod(experiment: Experiment, name: str, container: str, cpus: int, extra_lim
   return {"metadata": {"labels": {JOB_LABEL: name}}, "spec": spec}
 
 
-def _worker_group(experiment: Experiment, name: str, group: str, replicas: int, cpus: int,
+def _worker_group(experiment: Experiment, name: str, group: str, replicas: int, cpus: int, ray_resources: dict,
                   extra_limits: dict | None = None, node_selector: dict | None = None, hosts: int = 1,
                   ray_cpus: int | None = None) -> dict:
+  # KubeRay passes rayStartParams to `ray start`; custom resources go as a quoted JSON string.
+  resources = '"' + json.dumps(ray_resources).replace('"', '\\"') + '"'
   return {"groupName": group, "replicas": replicas, "minReplicas": replicas, "maxReplicas": replicas,
-          "numOfHosts": hosts, "rayStartParams": {"num-cpus": str(cpus if ray_cpus is None else ray_cpus)},
+          "numOfHosts": hosts,
+          "rayStartParams": {"num-cpus": str(cpus if ray_cpus is None else ray_cpus), "resources": resources},
           "template": _pod(experiment, name, "ray-worker", cpus, extra_limits or {}, node_selector)}
 
 
-def _accelerator_group(experiment: Experiment, name: str, learner: Role) -> dict:
+def _learner_group(experiment: Experiment, name: str, learner: Role) -> dict:
+  """The learner's own pod: a TPU host, a GPU node, or (a CPU learner) a pod with the cores it asked for."""
+  host = {LEARNER_HOST_RESOURCE: 1}
   count = str(learner.accelerator_count)
   if learner.accelerator == "tpu":
     tpu = tpu_slice(experiment.tpu_accelerator, experiment.tpu_topology)
-    return _worker_group(experiment, name, "tpu-learner", 1, cpus=8, extra_limits={"google.com/tpu": count},
+    return _worker_group(experiment, name, "tpu-learner", 1, cpus=8, ray_resources=host,
+                         extra_limits={"google.com/tpu": count},
                          node_selector={"cloud.google.com/gke-tpu-accelerator": tpu.accelerator,
                                         "cloud.google.com/gke-tpu-topology": tpu.topology},
                          hosts=tpu.hosts, ray_cpus=1)
-  return _worker_group(experiment, name, "gpu-learner", 1, cpus=8, extra_limits={"nvidia.com/gpu": count},
-                       node_selector={"cloud.google.com/gke-accelerator": experiment.gpu_accelerator}, ray_cpus=1)
+  if learner.accelerator == "gpu":
+    return _worker_group(experiment, name, "gpu-learner", 1, cpus=8, ray_resources=host,
+                         extra_limits={"nvidia.com/gpu": count},
+                         node_selector={"cloud.google.com/gke-accelerator": experiment.gpu_accelerator}, ray_cpus=1)
+  return _worker_group(experiment, name, "cpu-learner", 1, cpus=math.ceil(learner.cpus), ray_resources=host)
+
+
+def _check_replay_fits_a_worker(experiment: Experiment) -> None:
+  """The replay role lives on a CPU worker pod: its replay must fit in that pod's memory."""
+  from launch.train import check_replay_fits
+  try:
+    check_replay_fits(experiment, memory_bytes=CPU_WORKER_CPUS * MEMORY_PER_CPU_GIB * 2**30)
+  except ValueError as error:
+    raise ValueError(str(error).replace("this machine's", "a CPU worker pod's").replace(
+        ", or run the replay where the memory is (--mode cluster)", "")) from None
 
 
 def validate(manifests: list[dict]) -> None:
@@ -176,10 +211,15 @@ def write(manifests: list[dict], directory: pathlib.Path) -> list[pathlib.Path]:
   return paths
 
 
-def launch(experiment: Experiment, dry_run: bool = False) -> dict:
-  """Renders, validates and writes the manifests; applies them with kubectl unless `dry_run`."""
+def launch(experiment: Experiment, dry_run: bool = False, overwrite: bool = False) -> dict:
+  """Renders, validates and writes the manifests; applies them with kubectl unless `dry_run`.
+
+  `--out` follows the rule of every mode: a directory holding another experiment is refused unless
+  `overwrite`. (The run's own outputs go to the volume, under the job's name.)
+  """
   manifests = render(experiment)
   validate(manifests)
+  prepare_output_dir(experiment, resume=False, overwrite=overwrite)
   directory = experiment.out_dir / "manifests"
   paths = write(manifests, directory)
   result = {"mode": "cluster", "job": job_name(experiment), "manifests": [str(p) for p in paths],
@@ -200,11 +240,20 @@ def launch(experiment: Experiment, dry_run: bool = False) -> dict:
   return {**result, "submitted": True}
 
 
+def _identity(experiment: Experiment) -> tuple:
+  """What makes two submissions the same run (budget, scale and logging may change between retries)."""
+  return experiment.agent, experiment.task, experiment.seed, experiment.agent_config
+
+
 def run_in_cluster(experiment_file: str) -> dict:
   """The RayJob's entrypoint: local mode's driver attached to the Ray cluster it runs in."""
   from launch import local
   experiment = load_experiment(pathlib.Path(experiment_file).parent)
-  resume = (experiment.out_dir / EXPERIMENT_FILE).exists()  # a retried driver continues the run
+  saved = experiment.out_dir / EXPERIMENT_FILE
+  resume = saved.exists()  # a retried driver continues the run ...
+  if resume and _identity(load_experiment(experiment.out_dir)) != _identity(experiment):
+    raise RunFailed(f"{experiment.out} on the volume holds another experiment (another task, agent, seed or agent "
+                    "settings) under this job name: submit with another --out, or delete that directory first.")
   prepare_output_dir(experiment, resume=resume, overwrite=False)
   return local.run(experiment, ray_address="auto")
 

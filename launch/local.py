@@ -113,12 +113,15 @@ class ActorRole:
     roles.run_actor(experiment, experiment.make_builder(), address, counter, actor_id)
 
 
-def _ray_options(role: Role) -> dict:
-  options = {"num_cpus": role.cpus, "name": role.name}
+def ray_options(role: Role, placement: bool = False) -> dict:
+  """Ray actor options for `role`; with `placement` (cluster mode) it also needs its pod's custom resource."""
+  options = {"num_cpus": role.cpus, "name": role.name, "resources": {}}
   if role.accelerator == "gpu":
     options["num_gpus"] = role.accelerator_count
   elif role.accelerator == "tpu":
-    options["resources"] = {"TPU": role.accelerator_count}
+    options["resources"]["TPU"] = role.accelerator_count
+  if placement and role.placement:
+    options["resources"][role.placement] = 1
   if role.restartable:  # a killed process comes back and its running `run` call is retried
     options.update(max_restarts=-1, max_task_retries=-1)
   return options
@@ -140,7 +143,7 @@ def run(experiment: Experiment, ray_address: str | None = None) -> dict:
   else:
     ray.init(address=ray_address, logging_level=logging.WARNING, log_to_driver=False)
   try:
-    return _run(experiment, program)
+    return _run(experiment, program, placement=ray_address is not None)
   finally:
     started = [child for child in psutil.Process().children(recursive=True) if child.pid not in children_before]
     ray.shutdown()
@@ -160,9 +163,9 @@ def _reap(processes: list[psutil.Process], timeout_s: float = 30.0) -> None:
     process.kill()
 
 
-def _run(experiment: Experiment, program: dict[str, Role]) -> dict:
+def _run(experiment: Experiment, program: dict[str, Role], placement: bool) -> dict:
   def start(cls, name: str):
-    return ray.remote(cls).options(**_ray_options(program[name]))
+    return ray.remote(cls).options(**ray_options(program[name], placement))
 
   counts = CheckpointStore(experiment.out_dir / "checkpoints").latest() or {}
   counter = CounterClient(start(Counter, "counter").remote(

@@ -16,9 +16,26 @@ import math
 
 from launch.experiment import Experiment
 
-# TPU chips per host. Single-host v5e/v6e slices may hold 1, 4 or 8 chips; every multi-host slice has 4 per host.
-_SINGLE_HOST_MAX_CHIPS = {"tpu-v4-podslice": 4, "tpu-v5p-slice": 4, "tpu-v5-lite-podslice": 8, "tpu-v6e-slice": 8}
-TPU_ACCELERATORS = tuple(_SINGLE_HOST_MAX_CHIPS)
+# The TPU slice shapes GKE offers, by accelerator type. Only TPU generations whose runtime still ships for
+# TensorFlow 2.15 (libtpu 1.9.0; dm-reverb 0.14 needs exactly TF 2.15) are accepted.
+TPU_TOPOLOGIES = {
+    "tpu-v4-podslice": ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8"),
+    "tpu-v5p-slice": ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8"),
+    "tpu-v5-lite-podslice": ("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
+}
+TPU_ACCELERATORS = tuple(TPU_TOPOLOGIES)
+_SINGLE_HOST_MAX_CHIPS = {"tpu-v4-podslice": 4, "tpu-v5p-slice": 4, "tpu-v5-lite-podslice": 8}
+_UNSUPPORTED_TPUS = {
+    "tpu-v6e-slice": "TPU v6e (Trillium) came after libtpu 1.9.0, the last TPU runtime for TensorFlow 2.15, "
+                     "which rlrep's dm-reverb 0.14 requires",
+}
+
+# Custom Ray resources that place roles in cluster mode: only the learner's pod advertises the first and only
+# CPU worker pods the second, so no actor or replay can take the CPU the learner's pod offers, whichever pod
+# joins the Ray cluster first.
+LEARNER_HOST_RESOURCE = "rlrep_learner_host"
+WORKER_RESOURCE = "rlrep_worker"
+WORKER_RESOURCE_PER_POD = 1000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +49,8 @@ class Role:
     accelerator: "tpu" or "gpu" when the role needs accelerator devices (the learner), else None.
     accelerator_count: devices of that kind (TPU chips or GPUs).
     restartable: the launcher restarts the role when its process dies (actors hold no state worth keeping).
+    placement: the custom Ray resource the role needs in cluster mode (`LEARNER_HOST_RESOURCE` or
+      `WORKER_RESOURCE`), or None to run wherever it fits (the counter, which needs no CPU).
   """
   name: str
   kind: str
@@ -39,6 +58,7 @@ class Role:
   accelerator: str | None = None
   accelerator_count: int = 0
   restartable: bool = False
+  placement: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,19 +75,20 @@ class TPUSlice:
 
 
 def tpu_slice(accelerator: str, topology: str) -> TPUSlice:
-  """Chips and hosts of a slice, e.g. v5e 2x2 = 4 chips on one host; v4 2x2x2 = 8 chips on 2 hosts."""
-  if accelerator not in _SINGLE_HOST_MAX_CHIPS:
+  """Chips and hosts of a GKE TPU slice, e.g. v5e 2x2 = 4 chips on one host; v4 2x2x2 = 8 chips on 2 hosts.
+
+  >>> tpu_slice("tpu-v5-lite-podslice", "2X4")
+  TPUSlice(accelerator='tpu-v5-lite-podslice', topology='2x4', chips=8, hosts=1)
+  """
+  if accelerator in _UNSUPPORTED_TPUS:
+    raise ValueError(f"{accelerator}: {_UNSUPPORTED_TPUS[accelerator]}. Use one of {', '.join(TPU_ACCELERATORS)}.")
+  if accelerator not in TPU_TOPOLOGIES:
     raise ValueError(f"unknown TPU accelerator {accelerator!r}; use one of {', '.join(TPU_ACCELERATORS)}.")
-  try:
-    dims = [int(d) for d in topology.lower().split("x")]
-  except ValueError:
-    dims = []
-  expected_dims = 3 if accelerator in ("tpu-v4-podslice", "tpu-v5p-slice") else 2
-  if len(dims) != expected_dims or min(dims) < 1:
-    example = "2x2x1" if expected_dims == 3 else "2x2"
-    raise ValueError(f"TPU topology {topology!r} does not fit {accelerator}: give {expected_dims} dimensions, "
-                     f"e.g. {example}.")
-  chips = math.prod(dims)
+  topology = topology.lower()
+  if topology not in TPU_TOPOLOGIES[accelerator]:
+    raise ValueError(f"TPU topology {topology!r} is not a slice GKE offers for {accelerator}; its topologies are "
+                     f"{', '.join(TPU_TOPOLOGIES[accelerator])}.")
+  chips = math.prod(int(d) for d in topology.split("x"))
   single_host = chips <= _SINGLE_HOST_MAX_CHIPS[accelerator]
   return TPUSlice(accelerator, topology, chips, 1 if single_host else chips // 4)
 
@@ -89,7 +110,9 @@ def make_program(experiment: Experiment) -> tuple[Role, ...]:
   """The roles of `experiment`: counter, replay, learner, evaluator and one role per actor."""
   accelerator, count, learner_cpus = learner_devices(experiment)
   return (Role("counter", "counter", cpus=0.0),  # bookkeeping only; never worth a core
-          Role("replay", "replay", cpus=1.0),
-          Role("learner", "learner", cpus=learner_cpus, accelerator=accelerator, accelerator_count=count),
-          Role("evaluator", "evaluator", cpus=1.0),
-          *(Role(f"actor-{i}", "actor", cpus=1.0, restartable=True) for i in range(experiment.actors)))
+          Role("replay", "replay", cpus=1.0, placement=WORKER_RESOURCE),
+          Role("learner", "learner", cpus=learner_cpus, accelerator=accelerator, accelerator_count=count,
+               placement=LEARNER_HOST_RESOURCE),
+          Role("evaluator", "evaluator", cpus=1.0, placement=WORKER_RESOURCE),
+          *(Role(f"actor-{i}", "actor", cpus=1.0, restartable=True, placement=WORKER_RESOURCE)
+            for i in range(experiment.actors)))

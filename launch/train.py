@@ -103,7 +103,7 @@ def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = Fal
   dmc.parse_task(experiment.task)  # an unknown task fails now, with close matches
   if experiment.mode == "cluster":
     from launch import cluster
-    return cluster.launch(experiment, dry_run=dry_run)
+    return cluster.launch(experiment, dry_run=dry_run, overwrite=overwrite)
   if dry_run:
     raise ValueError("--dry-run renders cluster manifests: use it with --mode cluster.")
   check_replicas_available(experiment.replicas)

@@ -1,12 +1,15 @@
 """Cluster manifests: rendered from the experiment, validated offline, written, and submitted only with kubectl."""
 
 import json
+import pathlib
 
 import pytest
 import yaml
 
 from launch import cli, cluster
-from launch.experiment import Experiment
+from agents.d4pg import D4PGConfig
+from launch.experiment import Experiment, RunFailed
+from launch.program import LEARNER_HOST_RESOURCE, WORKER_RESOURCE
 
 
 def _by_kind(manifests):
@@ -51,18 +54,27 @@ def test_the_network_policy_admits_only_the_jobs_own_pods():
   policy = _by_kind(manifests)["NetworkPolicy"]["spec"]
   label = {cluster.JOB_LABEL: "rlrep-walker"}
   assert policy["podSelector"]["matchLabels"] == label and policy["policyTypes"] == ["Ingress"]
-  own_pods, submitter = policy["ingress"]
+  own_pods, submitter, operator, konnectivity = policy["ingress"]
   assert own_pods == {"from": [{"podSelector": {"matchLabels": label}}]}
-  assert submitter["ports"] == [{"protocol": "TCP", "port": cluster.RAY_JOB_PORT}]
+  for rule in (submitter, operator, konnectivity):  # the others reach the job port only
+    assert rule["ports"] == [{"protocol": "TCP", "port": cluster.RAY_JOB_PORT}]
+  assert submitter["from"] == [{"podSelector": {"matchLabels": {"batch.kubernetes.io/job-name": "rlrep-walker"}}}]
+  # The KubeRay operator polls the job from its own pod, in whatever namespace it was installed in.
+  assert operator["from"] == [{"namespaceSelector": {},
+                               "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}}}]
   for template in [_by_kind(manifests)["RayJob"]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"],
                    *(g["template"] for g in _groups(manifests).values())]:
     assert template["metadata"]["labels"] == label  # every pod is covered by the policy
-  assert set(_groups(manifests)) == {"cpu"}  # a CPU learner needs no accelerator group
+  assert set(_groups(manifests)) == {"cpu", "cpu-learner"}
 
 
 @pytest.mark.parametrize("settings, message", [
     ({"replicas": "auto"}, "name the learner's devices"),
     ({"replicas": "tpu", "tpu_accelerator": "tpu-v4-podslice", "tpu_topology": "2x2x2"}, "spans 2 hosts"),
+    ({"replicas": "tpu", "tpu_topology": "3x3"}, "not a slice GKE offers"),
+    ({"replicas": "tpu", "tpu_accelerator": "tpu-v6e-slice"}, "the last TPU runtime for TensorFlow 2.15"),
+    ({"replicas": "tpu", "frames": 10_000_000, "agent_config": D4PGConfig(max_replay_size=2_000_000)},
+     "more than 80% of a CPU worker pod's 17.2 GB of memory: lower --max-replay-size to at most 619,317"),
 ])
 def test_unrenderable_settings_are_refused(settings, message):
   with pytest.raises(ValueError, match=message):
@@ -109,3 +121,78 @@ def test_a_kubectl_without_a_cluster_is_reported(tmp_path, monkeypatch, capsys):
   assert cli.main(["train", "--mode", "cluster", "--replicas", "tpu", "--out", str(tmp_path / "w")]) == 2
   error = capsys.readouterr().err
   assert "kubectl apply failed" in error and "connection to the server" in error
+
+
+def test_a_cpu_learner_gets_a_pod_with_the_cores_it_asks_for():
+  groups = _groups(cluster.render(Experiment(out="runs/x", replicas="cpu:8", actors=2)))
+  learner = groups["cpu-learner"]
+  assert learner["rayStartParams"]["num-cpus"] == "8"
+  assert learner["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "8"
+  assert groups["cpu"]["replicas"] == 1  # replay, evaluator and 2 actors: 4 CPUs
+
+
+def test_custom_resources_keep_every_role_on_its_own_kind_of_pod():
+  groups = _groups(cluster.render(Experiment(out="runs/x", replicas="tpu")))
+  assert groups["tpu-learner"]["rayStartParams"]["resources"] == '"{\\"%s\\": 1}"' % LEARNER_HOST_RESOURCE
+  assert groups["cpu"]["rayStartParams"]["resources"] == '"{\\"%s\\": 1000}"' % WORKER_RESOURCE
+
+
+def test_job_names_fit_kuberays_limit_and_finished_slices_are_released_soon():
+  manifests = cluster.render(Experiment(out="runs/" + "a-very-long-experiment-name-" * 3, replicas="tpu"))
+  job = _by_kind(manifests)["RayJob"]
+  assert len(job["metadata"]["name"]) <= 47 and not job["metadata"]["name"].endswith("-")
+  assert job["spec"]["ttlSecondsAfterFinished"] <= 300
+
+
+def test_a_dry_run_into_another_experiments_directory_is_refused(tmp_path, capsys):
+  out = tmp_path / "walker"
+  assert cli.main(["train", "--mode", "cluster", "--replicas", "tpu", "--dry-run", "--out", str(out)]) == 0
+  assert cli.main(["train", "--mode", "cluster", "--replicas", "tpu", "--dry-run", "--out", str(out)]) == 2
+  assert "already holds files" in capsys.readouterr().err
+  assert cli.main(["train", "--mode", "cluster", "--replicas", "tpu", "--dry-run", "--overwrite", "--out", str(out)]) == 0
+
+
+def test_a_driver_refuses_a_volume_directory_holding_another_experiment(tmp_path):
+  on_volume = tmp_path / "rlrep-walker"
+  on_volume.mkdir()
+  (on_volume / "experiment.json").write_text(json.dumps(Experiment(out=str(on_volume), task="cheetah-run").to_json()))
+  submitted = tmp_path / "config-map"
+  submitted.mkdir()
+  (submitted / "experiment.json").write_text(json.dumps(Experiment(out=str(on_volume), task="walker-walk").to_json()))
+  with pytest.raises(RunFailed, match="holds another experiment"):
+    cluster.run_in_cluster(str(submitted / "experiment.json"))
+
+
+def test_in_a_ray_cluster_the_learner_gets_the_tpu_pod_even_when_that_pod_joins_first():
+  """Ray's own placement, on a simulated cluster shaped like the manifests: a head with no CPUs, then the
+  TPU pod (1 Ray CPU), then a CPU worker pod. Without the custom resources, replay took the TPU pod's CPU."""
+  import ray
+  from ray.cluster_utils import Cluster
+
+  from launch import local
+  from launch.program import make_program
+
+  simulated = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+  try:
+    tpu_pod = simulated.add_node(num_cpus=1, resources={"TPU": 4, LEARNER_HOST_RESOURCE: 1})
+    cpu_pod = simulated.add_node(num_cpus=4, resources={WORKER_RESOURCE: 1000})
+    ray.init(address=simulated.address)
+
+    @ray.remote
+    class Where:
+      def node(self) -> str:
+        return ray.get_runtime_context().get_node_id()
+
+    handles = {role.name: Where.options(**local.ray_options(role, placement=True)).remote()
+               for role in make_program(Experiment(replicas="tpu", tpu_topology="2x2", actors=1))}
+    placed = {name: ray.get(handle.node.remote(), timeout=120) for name, handle in handles.items()}
+  finally:
+    ray.shutdown()
+    simulated.shutdown()
+  assert placed["learner"] == tpu_pod.node_id
+  assert {placed[name] for name in ("replay", "evaluator", "actor-0")} == {cpu_pod.node_id}
+
+
+def test_the_image_has_wget_for_older_kuberay_health_probes():
+  dockerfile = (pathlib.Path(__file__).parents[2] / "docker" / "Dockerfile").read_text()
+  assert " wget " in dockerfile.split("apt-get install", 1)[1].split("\n")[0] + " "

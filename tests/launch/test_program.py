@@ -28,9 +28,18 @@ def test_tpu_slices_have_the_documented_chips_and_hosts(accelerator, topology, c
   assert (tpu.chips, tpu.hosts, tpu.chips_per_host) == (chips, hosts, chips // hosts)
 
 
+def test_a_topology_is_read_in_lower_case():
+  assert tpu_slice("tpu-v5-lite-podslice", "2X2").topology == "2x2"
+
+
 @pytest.mark.parametrize("accelerator, topology, message", [
-    ("tpu-v9", "2x2", "unknown TPU accelerator"), ("tpu-v4-podslice", "2x2", "give 3 dimensions, e.g. 2x2x1"),
-    ("tpu-v5-lite-podslice", "2xA", "give 2 dimensions")])
+    ("tpu-v9", "2x2", "unknown TPU accelerator"),
+    ("tpu-v6e-slice", "2x2", "came after libtpu 1.9.0, the last TPU runtime for TensorFlow 2.15"),
+    ("tpu-v4-podslice", "2x2", "not a slice GKE offers for tpu-v4-podslice; its topologies are 2x2x1, 2x2x2"),
+    ("tpu-v4-podslice", "1x1x1", "not a slice GKE offers"), ("tpu-v5p-slice", "2x2x3", "not a slice GKE offers"),
+    ("tpu-v5-lite-podslice", "3x3", "not a slice GKE offers"), ("tpu-v5-lite-podslice", "1x2", "not a slice GKE"),
+    ("tpu-v5-lite-podslice", "2x3", "not a slice GKE offers"), ("tpu-v5-lite-podslice", "1x8", "not a slice GKE"),
+    ("tpu-v5-lite-podslice", "2xA", "not a slice GKE offers")])
 def test_bad_tpu_settings_are_refused(accelerator, topology, message):
   with pytest.raises(ValueError, match=message):
     tpu_slice(accelerator, topology)
