@@ -1,1 +1,53 @@
-"""Agents: each a package split by role (config, networks, learning, acting, builder), with no launch code."""
+"""The agent registry: `rlrep train --agent NAME` runs `AGENTS[NAME]`.
+
+Each agent is a package split by role (config, networks, learning, acting, builder, presets) with no launch
+code; launchers reach it only through its `Agent` entry here. Adding an agent is its package plus one line
+in `AGENTS`.
+
+>>> get("d4pg").config.__name__
+'D4PGConfig'
+>>> get("dqn")
+Traceback (most recent call last):
+ValueError: unknown agent 'dqn'; registered agents: d4pg
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+from agents import d4pg
+
+
+@dataclasses.dataclass(frozen=True)
+class Agent:
+  """What launchers need of an agent.
+
+  Attributes:
+    config: the settings dataclass; every field is an `rlrep train` option documented by the class's
+      `Attributes:` docstring and laid out in `--help` by its `OPTION_GROUPS`.
+    builder: `builder(task, config)` makes the agent's environments, policy, adder, replay tables and learner.
+    preset: `preset(task, given)`: starting settings for a task from pixels; `given` are the user's flags
+      (which always win, and which settings derived by a rule follow).
+    state_features: `state_features()`: the config for learning from state features (`--no-pixels`).
+    about: where the defaults come from, for `--help`.
+  """
+  config: type
+  builder: Callable[[str, Any], Any]
+  preset: Callable[[str, dict], dict]
+  state_features: Callable[[], Any]
+  about: str
+
+
+DEFAULT_AGENT = "d4pg"
+AGENTS = {
+    "d4pg": Agent(d4pg.D4PGConfig, d4pg.D4PGBuilder, d4pg.presets.for_task, d4pg.D4PGConfig.for_state_features,
+                  "Defaults are agents/d4pg/config.py's, then the task's preset (pixels); --no-pixels switches to "
+                  "state-feature defaults (frame stack 1, no augmentation, no preset). " + d4pg.presets.describe()),
+}
+
+
+def get(name: str) -> Agent:
+  if name not in AGENTS:
+    raise ValueError(f"unknown agent {name!r}; registered agents: {', '.join(sorted(AGENTS))}")
+  return AGENTS[name]

@@ -41,11 +41,12 @@ def _frame_budgets(text: str) -> list[float]:
 
 
 def _train(args: argparse.Namespace) -> int:
-  from agents.d4pg import D4PGConfig, presets
+  import agents
   from launch import experiment as experiment_lib
   from launch import options, train
 
-  agent_overrides = {k: v for k, v in options.given_values(args, D4PGConfig).items() if k != "seed"}
+  agent = agents.get(getattr(args, "agent", agents.DEFAULT_AGENT))
+  agent_overrides = {k: v for k, v in options.given_values(args, agent.config).items() if k != "seed"}
   experiment_overrides = {k: v for k, v in options.given_values(args, experiment_lib.Experiment).items()
                           if k != "agent_config"}
   if args.resume:
@@ -56,9 +57,9 @@ def _train(args: argparse.Namespace) -> int:
     sources = {name: "saved" for name in _setting_names(experiment)} | {k: "flag" for k in experiment_overrides}
   else:
     pixels = agent_overrides.get("pixels", True)
-    base = D4PGConfig() if pixels else D4PGConfig.for_state_features()
+    base = agent.config() if pixels else agent.state_features()
     task = experiment_overrides.get("task", experiment_lib.Experiment.task)
-    preset = presets.for_task(task, agent_overrides) if pixels else {}
+    preset = agent.preset(task, agent_overrides) if pixels else {}
     sources = {k: "preset" for k in preset} | {k: "flag" for k in [*agent_overrides, *experiment_overrides]}
     experiment = experiment_lib.Experiment(**experiment_overrides, agent_config=dataclasses.replace(
         base, **preset, **agent_overrides, seed=experiment_overrides.get("seed", 0)))
@@ -111,10 +112,12 @@ def settings_summary(experiment, sources: dict[str, str]) -> str:
   return "\n".join(lines)
 
 
-def _add_train_parser(commands) -> None:
-  from agents.d4pg import D4PGConfig, presets
+def _add_train_parser(commands, agent_name: str) -> None:
+  import agents
   from launch import experiment as experiment_lib
   from launch import options
+
+  agent = agents.get(agent_name)
 
   train = commands.add_parser(
       "train", help="train an agent (actors + replay + replicated learner) and write logs, checkpoints, videos",
@@ -126,19 +129,35 @@ def _add_train_parser(commands) -> None:
   groups["run"].add_argument("--overwrite", action="store_true", help="replace whatever --out holds")
   groups["cluster mode (--mode cluster only)"].add_argument(
       "--dry-run", action="store_true", help="write and validate the manifests only; submit nothing")
-  train.add_argument_group(
-      "d4pg settings", "Defaults are agents/d4pg/config.py's, then the task's preset (pixels); --no-pixels "
-      "switches to state-feature defaults (frame stack 1, no augmentation, no preset). " + presets.describe())
-  options.add_dataclass_options(train, D4PGConfig, skip=("seed",), title_prefix="d4pg: ")
+  train.add_argument_group(f"{agent_name} settings (`rlrep train --agent NAME --help` shows another agent's)",
+                           agent.about)
+  options.add_dataclass_options(train, agent.config, skip=("seed",), title_prefix=f"{agent_name}: ")
   train.set_defaults(handler=_train)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def requested_agent(argv: list[str]) -> str:
+  """The `--agent` given in `argv` (its options shape the parser), else the default agent.
+
+  >>> requested_agent(["train", "--agent=d4pg", "--frames", "10"]), requested_agent(["train", "--agent", "x"])
+  ('d4pg', 'x')
+  """
+  import agents
+  for index, arg in enumerate(argv):
+    if arg.startswith("--agent="):
+      return arg.split("=", 1)[1]
+    if arg == "--agent" and index + 1 < len(argv):
+      return argv[index + 1]
+  return agents.DEFAULT_AGENT
+
+
+def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
+  """The `rlrep` parser; `train`'s agent options are those of `agent_name` (default: the default agent)."""
+  import agents
   parser = argparse.ArgumentParser(
       prog="rlrep", description="Distributed RL from pixels on DeepMind Control Suite tasks.",
       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
   commands = parser.add_subparsers(dest="command", required=True)
-  _add_train_parser(commands)
+  _add_train_parser(commands, agent_name or agents.DEFAULT_AGENT)
 
   doctor = commands.add_parser("doctor", help="check the Python stack, GL rendering and TF devices")
   doctor.set_defaults(handler=_doctor)
@@ -174,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up chatter hides our messages
   try:
-    parser = build_parser()  # loads the agents and environments: a bad MUJOCO_GL is found here
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(requested_agent(argv))  # loads agents and environments: a bad MUJOCO_GL fails here
   except ValueError as error:
     print(f"rlrep: error: {error}", file=sys.stderr)
     return 2

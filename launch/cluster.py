@@ -19,8 +19,8 @@ GCS FUSE CSI driver) at `/rlrep-runs`; the run writes `/rlrep-runs/<job name>/`,
 continues from the checkpoint there. Without `--dry-run` the manifests are applied with `kubectl` when it
 is installed and configured; otherwise the error says what is missing.
 
-Cloud TPU runtimes ship TensorFlow 2.15 wheels for Python 3.10 (the stack rlrep pins), so the image must be
-built on Python 3.10 with `tensorflow-cpu` replaced by `tensorflow` + `libtpu` (see `docker/Dockerfile`).
+Cloud TPU ships TensorFlow 2.15 for TPUs as a wheel for Python 3.10 outside PyPI, with libtpu 1.9.0; the
+image's `tpu` target installs both (see `docker/Dockerfile`).
 """
 
 from __future__ import annotations

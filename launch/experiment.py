@@ -13,20 +13,20 @@ import pathlib
 import shutil
 from typing import Any
 
-from agents.d4pg import D4PGBuilder, D4PGConfig
+import agents
+
 
 class RunFailed(RuntimeError):
   """A run stopped on a failure the user can act on; its message says what happened and what to do."""
 
 
-AGENTS = {"d4pg": (D4PGConfig, D4PGBuilder)}
 MODES = ("inprocess", "local", "cluster")
 
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
   """Attributes:
-    agent: the learning agent (d4pg).
+    agent: the learning agent, a name registered in agents/__init__.py.
     task: Control Suite task, "domain-task".
     mode: inprocess (threads, one process), local (Ray processes), cluster (KubeRay).
     actors: number of acting processes (threads in inprocess mode).
@@ -53,7 +53,7 @@ class Experiment:
     volume_claim: ReadWriteMany PersistentVolumeClaim every cluster pod mounts for the run's outputs.
     agent_config: the agent's settings (see agents/<agent>/config.py).
   """
-  agent: str = "d4pg"
+  agent: str = agents.DEFAULT_AGENT
   task: str = "walker-walk"
   mode: str = "inprocess"
   actors: int = 1
@@ -76,7 +76,7 @@ class Experiment:
   tpu_topology: str = "2x2"
   gpu_accelerator: str = "nvidia-l4"
   volume_claim: str = "rlrep-runs"
-  agent_config: Any = dataclasses.field(default_factory=D4PGConfig)
+  agent_config: Any = dataclasses.field(default_factory=lambda: agents.get(agents.DEFAULT_AGENT).config())
 
   OPTION_GROUPS = {
       "run": ("agent", "task", "frames", "out", "seed"),
@@ -89,8 +89,11 @@ class Experiment:
 
   def __post_init__(self):
     problems = []
-    if self.agent not in AGENTS:
-      problems.append(f"unknown agent {self.agent!r}; available: {', '.join(sorted(AGENTS))}")
+    if self.agent not in agents.AGENTS:
+      problems.append(f"unknown agent {self.agent!r}; registered agents: {', '.join(sorted(agents.AGENTS))}")
+    elif not isinstance(self.agent_config, agents.get(self.agent).config):
+      problems.append(f"agent_config is a {type(self.agent_config).__name__}, but agent {self.agent!r} takes a "
+                      f"{agents.get(self.agent).config.__name__}")
     if self.mode not in MODES:
       problems.append(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
     if self.actors < 1:
@@ -121,14 +124,14 @@ class Experiment:
     return pathlib.Path(self.out)
 
   def make_builder(self):
-    return AGENTS[self.agent][1](self.task, self.agent_config)
+    return agents.get(self.agent).builder(self.task, self.agent_config)
 
   def to_json(self) -> dict:
     return dataclasses.asdict(self)
 
   @classmethod
   def from_json(cls, data: dict) -> "Experiment":
-    config_class = AGENTS[data["agent"]][0]
+    config_class = agents.get(data["agent"]).config
     agent_config = dict(data["agent_config"])
     for field in dataclasses.fields(config_class):  # JSON has lists where the config has tuples
       if isinstance(agent_config.get(field.name), list):

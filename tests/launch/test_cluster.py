@@ -193,6 +193,9 @@ def test_in_a_ray_cluster_the_learner_gets_the_tpu_pod_even_when_that_pod_joins_
   assert {placed[name] for name in ("replay", "evaluator", "actor-0")} == {cpu_pod.node_id}
 
 
-def test_the_image_has_wget_for_older_kuberay_health_probes():
+def test_the_image_has_wget_for_older_kuberay_health_probes_and_a_tf_2_15_tpu_target():
   dockerfile = (pathlib.Path(__file__).parents[2] / "docker" / "Dockerfile").read_text()
   assert " wget " in dockerfile.split("apt-get install", 1)[1].split("\n")[0] + " "
+  tpu = dockerfile.split("AS tpu", 1)[1].split("FROM", 1)[0]
+  assert "tf-2.15.0/tensorflow-2.15.0-cp310-cp310-manylinux" in tpu and "libtpu/1.9.0/libtpu.so" in tpu
+  assert "NEXT_PLUGGABLE_DEVICE_USE_C_API=true" in tpu

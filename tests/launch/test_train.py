@@ -102,7 +102,7 @@ def _fails(capsys, *args):
 
 BAD_INPUT = {  # option family -> (arguments, the message's words)
     "experiment": [
-        (["--agent", "dqn"], "unknown agent 'dqn'; available: d4pg"),
+        (["--agent", "dqn"], "unknown agent 'dqn'; registered agents: d4pg"),
         (["--task", "walker-wlak"], "walker-walk"),
         (["--mode", "kubernetes"], "unknown mode 'kubernetes'"),
         (["--actors", "0"], "actors must be >= 1"),
