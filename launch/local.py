@@ -19,6 +19,7 @@ the CPUs the program asks for even when the machine has fewer; oversubscribed ro
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -31,7 +32,7 @@ import ray
 from launch import roles
 from launch.checkpoints import CheckpointStore
 from launch.counter import Counter
-from launch.experiment import Experiment
+from launch.experiment import Experiment, RunFailed
 from launch.program import Role, make_program
 
 FINAL_ACTOR_WAIT_S = 30.0
@@ -177,18 +178,21 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool) -> d
   actors = [start(ActorRole, f"actor-{i}").remote().run.remote(experiment, address, counter, i)
             for i in range(experiment.actors)]
   terminal = _Terminal(counter)
+  vital = _VitalRoles(counter, replay, experiment.out)
   try:
     try:
-      _wait_for_learner(learner, [evaluator, *actors], counter, experiment.out, terminal)
+      _wait_for_learner(learner, [evaluator, *actors], vital, experiment.out, terminal)
     except KeyboardInterrupt:
       print("interrupted: stopping every role (the learner writes a final checkpoint) ...", flush=True)
       counter.request_stop("interrupted (Ctrl-C)")
       ray.get(learner)
     summary = ray.get(evaluator)
   finally:
-    terminal.show_new()
-    counter.request_stop("learner finished")
-    ray.get(replay.stop.remote())  # unblocks actors waiting on the rate limiter
+    with contextlib.suppress(ray.exceptions.RayActorError):  # a dead role has said why already
+      terminal.show_new()
+      counter.request_stop("learner finished")
+    with contextlib.suppress(ray.exceptions.RayActorError):
+      ray.get(replay.stop.remote())  # unblocks actors waiting on the rate limiter
     ray.wait(actors, num_returns=len(actors), timeout=FINAL_ACTOR_WAIT_S)
   return summary
 
@@ -205,17 +209,43 @@ class _Terminal:
       print(line, flush=True)
 
 
-def _wait_for_learner(learner: ray.ObjectRef, others: list[ray.ObjectRef], counter: CounterClient, out: str,
+class _VitalRoles:
+  """The counter and the replay server: roles whose death ends the run (their state cannot be rebuilt)."""
+
+  def __init__(self, counter: CounterClient, replay: ray.actor.ActorHandle, out: str):
+    self._counter, self._replay, self._out = counter, replay, out
+
+  def check(self) -> None:
+    """Raises RunFailed naming a vital role that has died."""
+    for name, call, lost in (
+        ("counter", lambda: self._counter.stop_reason(), "the run's counts and stop signal"),
+        ("replay", lambda: ray.get(self._replay.address.remote(), timeout=30), "replay's contents")):
+      try:
+        call()
+      except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as error:
+        raise RunFailed(
+            f"the {name} role died ({type(error).__name__}): {lost} are gone, so the run stops. Continue from "
+            f"the learner's last checkpoint with `rlrep train --resume {self._out}` (replay refills to "
+            "min_replay_size first).") from error
+
+  def request_stop(self, reason: str) -> None:
+    with contextlib.suppress(ray.exceptions.RayActorError):
+      self._counter.request_stop(reason)
+
+
+def _wait_for_learner(learner: ray.ObjectRef, others: list[ray.ObjectRef], vital: _VitalRoles, out: str,
                       terminal: _Terminal) -> None:
   """Returns when the learner is done; a failure anywhere stops the run and is raised here."""
   while True:
     done, _ = ray.wait([learner, *others], num_returns=1, timeout=POLL_S)
+    vital.check()
     terminal.show_new()
     for ref in done:
       try:
         ray.get(ref)
       except Exception as error:
-        counter.request_stop(f"a role failed: {type(error).__name__}")
+        vital.request_stop(f"a role failed: {type(error).__name__}")
+        vital.check()  # a dead counter or replay server is the cause to report, not its victims' errors
         if ref is learner:
           raise RuntimeError(f"the learner failed ({type(error).__name__}). Its last checkpoint is in "
                              f"{out}/checkpoints: continue with `rlrep train --resume {out}`.") from error

@@ -48,7 +48,8 @@ class Role:
     cpus: CPU cores to reserve.
     accelerator: "tpu" or "gpu" when the role needs accelerator devices (the learner), else None.
     accelerator_count: devices of that kind (TPU chips or GPUs).
-    restartable: the launcher restarts the role when its process dies (actors hold no state worth keeping).
+    restartable: the launcher restarts the role when its process dies (actors and the evaluator hold no
+      state worth keeping: the evaluator's log is its CSV).
     placement: the custom Ray resource the role needs in cluster mode (`LEARNER_HOST_RESOURCE` or
       `WORKER_RESOURCE`), or None to run wherever it fits (the counter, which needs no CPU).
   """
@@ -113,6 +114,6 @@ def make_program(experiment: Experiment) -> tuple[Role, ...]:
           Role("replay", "replay", cpus=1.0, placement=WORKER_RESOURCE),
           Role("learner", "learner", cpus=learner_cpus, accelerator=accelerator, accelerator_count=count,
                placement=LEARNER_HOST_RESOURCE),
-          Role("evaluator", "evaluator", cpus=1.0, placement=WORKER_RESOURCE),
+          Role("evaluator", "evaluator", cpus=1.0, restartable=True, placement=WORKER_RESOURCE),
           *(Role(f"actor-{i}", "actor", cpus=1.0, restartable=True, placement=WORKER_RESOURCE)
             for i in range(experiment.actors)))

@@ -152,7 +152,10 @@ class LearnerRole:
           last_checkpoint = time.perf_counter()
     finally:
       if finite:  # never hand actors, or a checkpoint, weights that are not numbers
-        self._publish()
+        try:
+          self._publish()
+        except Exception as error:  # noqa: BLE001  (replay gone: the checkpoint below matters more)
+          logging.warning("the final weights could not be published (%s); checkpointing them", error)
       self._counter.set_learner_steps(learner.num_steps)
       self._log_row(last, learner_metrics)
       if finite:

@@ -141,3 +141,46 @@ def test_the_terminal_shows_driver_lines_without_ray_prefixes(interrupted_run):
   role_logs = interrupted_run["out"] / "logs"
   assert "Started replay server" in (role_logs / "replay.log").read_text()  # Reverb's C++ log, kept aside
   assert (role_logs / "learner.log").exists() and (role_logs / "actor-0.log").exists()
+
+
+def _run_until_killed(tmp_path, role_class: str, then_wait_for, extra=()):
+  """Starts a tiny local run, SIGKILLs the process of `role_class` once the learner has stepped, and returns
+  (process, driver output) once `then_wait_for(out)` holds or the run has ended."""
+  out = tmp_path / "run"
+  process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *TINY_LOCAL, "--actors", "1",
+                              "--out", str(out), *extra], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, start_new_session=True, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+  driver = psutil.Process(process.pid)
+  try:
+    _wait_for(lambda: any(r["learner_steps"] >= 10 for r in metrics.read_log(out, "train")), "learner steps", process)
+    started = driver.children(recursive=True)
+    _wait_for(lambda: _processes_named(driver, role_class), f"the {role_class} process", process)[0].kill()
+    deadline = time.monotonic() + 240
+    while process.poll() is None and not then_wait_for(out) and time.monotonic() < deadline:
+      time.sleep(1.0)
+    if process.poll() is None:
+      os.killpg(process.pid, signal.SIGINT)
+    output, _ = process.communicate(timeout=240)
+  finally:
+    if process.poll() is None:
+      os.killpg(process.pid, signal.SIGKILL)
+  _, alive = psutil.wait_procs(started, timeout=30)
+  return process.returncode, output, out, alive
+
+
+def test_a_killed_evaluator_is_restarted_and_evaluates_again(tmp_path):
+  evaluations = lambda out: len(metrics.read_log(out, "eval"))  # noqa: E731
+  code, output, out, alive = _run_until_killed(tmp_path, "EvaluatorRole", lambda out: evaluations(out) >= 2,
+                                               extra=["--eval-every-frames", "300"])
+  assert code == 0, output[-3000:]  # the run went on and ended by Ctrl-C with a summary
+  assert evaluations(out) >= 3 and (out / "summary.json").exists()
+  assert not alive
+
+
+@pytest.mark.parametrize("role_class, name", [("ReplayRole", "replay"), ("ray::Counter", "counter")])
+def test_a_killed_replay_or_counter_stops_the_run_naming_it_with_the_resume_command(tmp_path, role_class, name):
+  code, output, out, alive = _run_until_killed(tmp_path, role_class, lambda out: False)
+  assert code == 1, output[-3000:]
+  assert f"the {name} role died" in output and f"rlrep train --resume {out}" in output, output[-3000:]
+  assert "Traceback" not in output.split(f"the {name} role died")[0][-2000:]
+  assert not alive

@@ -6,11 +6,11 @@ from launch.experiment import Experiment
 from launch.program import make_program, tpu_slice
 
 
-def test_every_role_is_present_once_with_restartable_actors():
+def test_every_role_is_present_once_with_restartable_actors_and_evaluator():
   roles = make_program(Experiment(actors=3))
   assert [r.kind for r in roles] == ["counter", "replay", "learner", "evaluator", "actor", "actor", "actor"]
   assert len({r.name for r in roles}) == len(roles)
-  assert [r.name for r in roles if r.restartable] == ["actor-0", "actor-1", "actor-2"]
+  assert [r.name for r in roles if r.restartable] == ["evaluator", "actor-0", "actor-1", "actor-2"]
 
 
 @pytest.mark.parametrize("replicas, accelerator, count, cpus", [
