@@ -188,9 +188,9 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool) -> d
       ray.get(learner)
     summary = ray.get(evaluator)
   finally:
-    with contextlib.suppress(ray.exceptions.RayActorError):  # a dead role has said why already
+    with contextlib.suppress(ray.exceptions.RayActorError):  # a dead counter has said why already
       terminal.show_new()
-      counter.request_stop("learner finished")
+    vital.request_stop("learner finished")
     with contextlib.suppress(ray.exceptions.RayActorError):
       ray.get(replay.stop.remote())  # unblocks actors waiting on the rate limiter
     ray.wait(actors, num_returns=len(actors), timeout=FINAL_ACTOR_WAIT_S)
