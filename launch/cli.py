@@ -1,4 +1,5 @@
-"""The `rlrep` command: `rlrep train`, `rlrep doctor`, `rlrep rollout`; see `rlrep --help`."""
+"""The `rlrep` command: `rlrep train`, `rlrep cluster`, `rlrep compare`, `rlrep doctor`, `rlrep rollout`; see
+`rlrep --help`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import dataclasses
 import json
 import os
+import pathlib
 import sys
 
 
@@ -27,6 +29,24 @@ def _compare(args: argparse.Namespace) -> int:
   from launch import compare
   print(compare.compare(args.runs, args.reference, args.out, args.at, args.title))
   print(f"wrote {args.out}")
+  return 0
+
+
+def _cluster(args: argparse.Namespace) -> int:
+  from launch import kube
+  job = kube.Job.from_out(args.out)
+  if args.action == "status":
+    print(kube.status_report(job))
+  elif args.action == "logs" and args.no_follow:
+    kube.print_logs(job)
+  elif args.action == "logs":
+    kube.follow(job)  # a failed job raises RunFailed: exit 1
+  elif args.action == "stop":
+    print(kube.stop(job))
+  else:
+    dest = pathlib.Path(args.dest or args.out)
+    kube.fetch(job if args.image is None else dataclasses.replace(job, image=args.image), dest)
+    print(f"copied {job.name}'s outputs to {dest}")
   return 0
 
 
@@ -64,7 +84,8 @@ def _train(args: argparse.Namespace) -> int:
     experiment = experiment_lib.Experiment(**experiment_overrides, agent_config=dataclasses.replace(
         base, **preset, **agent_overrides, seed=experiment_overrides.get("seed", 0)))
   print(settings_summary(experiment, sources), flush=True)
-  summary = train.train(experiment, resume=bool(args.resume), overwrite=args.overwrite, dry_run=args.dry_run)
+  summary = train.train(experiment, resume=bool(args.resume), overwrite=args.overwrite, dry_run=args.dry_run,
+                        detach=args.detach)
   print(json.dumps(summary, indent=2, default=str))
   if "final_eval_return" in summary:  # a finished run (cluster mode returns what it submitted)
     print(summary_line(summary))
@@ -127,8 +148,11 @@ def _add_train_parser(commands, agent_name: str) -> None:
   groups["run"].add_argument("--resume", metavar="DIR",
                              help="continue the experiment saved in DIR from its last checkpoint")
   groups["run"].add_argument("--overwrite", action="store_true", help="replace whatever --out holds")
-  groups["cluster mode (--mode cluster only)"].add_argument(
-      "--dry-run", action="store_true", help="write and validate the manifests only; submit nothing")
+  cluster_group = groups["cluster mode (--mode cluster only)"]
+  cluster_group.add_argument("--dry-run", action="store_true", help="write and validate the manifests only; submit "
+                             "nothing")
+  cluster_group.add_argument("--detach", action="store_true", help="submit and return at once instead of following "
+                             "the job to its end; `rlrep cluster logs OUT` follows it later")
   train.add_argument_group(f"{agent_name} settings (`rlrep train --agent NAME --help` shows another agent's)",
                            agent.about)
   options.add_dataclass_options(train, agent.config, skip=("seed",), title_prefix=f"{agent_name}: ")
@@ -148,6 +172,32 @@ def requested_agent(argv: list[str]) -> str:
     if arg == "--agent" and index + 1 < len(argv):
       return argv[index + 1]
   return agents.DEFAULT_AGENT
+
+
+def _add_cluster_parser(commands) -> None:
+  cluster = commands.add_parser(
+      "cluster", help="status, logs, stop or outputs of a job submitted with `rlrep train --mode cluster`",
+      description="Follow up a job submitted with `rlrep train --mode cluster --out OUT`: OUT holds experiment.json "
+                  "and manifests/, which name the RayJob and its namespace. Runs your kubectl (its current context "
+                  "and credentials).")
+  actions = cluster.add_subparsers(dest="action", required=True, metavar="ACTION")
+  out_help = "the --out the job was submitted with"
+  status = actions.add_parser("status", help="the RayJob's state in one line, and warnings (unschedulable pods, quota)")
+  logs = actions.add_parser("logs", help="follow the driver's log to the job's end; exit 0 if it succeeded, 1 if not")
+  logs.add_argument("--no-follow", action="store_true", help="print the log so far and return")
+  stop = actions.add_parser("stop", help="delete the RayJob (with its Ray cluster), its ConfigMap and NetworkPolicy; "
+                                         "outputs on the volume stay")
+  fetch = actions.add_parser(
+      "fetch", help="copy the run's outputs from the volume to a local directory",
+      description="Copy /rlrep-runs/<job name>/ from the job's volume claim into DEST, through a short-lived helper "
+                  "pod that mounts the claim read-only (the job's own pods are gone 120 s after it ends). Works while "
+                  "the job runs too (a snapshot). DEST then looks like a local run's --out (for `rlrep compare`); "
+                  "the volume's experiment.json replaces OUT's, which differs only in out and replay_port.")
+  for action in (status, logs, stop, fetch):
+    action.add_argument("out", metavar="OUT", help=out_help)
+  fetch.add_argument("dest", metavar="DEST", nargs="?", help="where to copy to (default: OUT)")
+  fetch.add_argument("--image", help="the helper pod's image, any with tar and sleep (default: the run's --image)")
+  cluster.set_defaults(handler=_cluster)
 
 
 def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
@@ -173,6 +223,8 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
                        help="comma-separated frame budgets for the table")
   compare.add_argument("--title", help="plot title (default: the tasks compared)")
   compare.set_defaults(handler=_compare)
+
+  _add_cluster_parser(commands)
 
   rollout = commands.add_parser("rollout", help="step a task with random actions; write a video and a frame strip",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -207,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
   except ValueError as error:  # bad settings: the message says what to change
     print(f"rlrep {args.command}: error: {error}", file=sys.stderr)
     return 2
+  except KeyboardInterrupt:  # e.g. Ctrl-C while following a cluster job, which has said how to follow it again
+    print(f"rlrep {args.command}: interrupted", file=sys.stderr)
+    return 130
   except RuntimeError as error:
     from launch.experiment import RunFailed
     if not isinstance(error, RunFailed):

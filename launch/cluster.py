@@ -16,8 +16,9 @@
 
 All pods mount the `PersistentVolumeClaim` named by `volume_claim` (ReadWriteMany, e.g. Filestore or the
 GCS FUSE CSI driver) at `/rlrep-runs`; the run writes `/rlrep-runs/<job name>/`, and a retried driver
-continues from the checkpoint there. Without `--dry-run` the manifests are applied with `kubectl` when it
-is installed and configured; otherwise the error says what is missing.
+continues from the checkpoint there. Without `--dry-run` they are submitted with `kubectl` and the job is
+followed to its end (unless `--detach`); `rlrep cluster status|logs|stop|fetch OUT` find it again from `--out`
+(see launch/kube.py).
 
 Cloud TPU ships TensorFlow 2.15 for TPUs as a wheel for Python 3.10 outside PyPI, with libtpu 1.9.0; the
 image's `tpu` target installs both (see `docker/Dockerfile`).
@@ -30,8 +31,6 @@ import json
 import math
 import pathlib
 import re
-import shutil
-import subprocess
 import sys
 
 from launch.experiment import EXPERIMENT_FILE, Experiment, RunFailed, load_experiment, prepare_output_dir
@@ -47,6 +46,7 @@ RAY_JOB_PORT = 8265
 JOB_LABEL = "rlrep.dev/job"
 MAX_JOB_NAME = 47                # KubeRay refuses longer RayJob names (it derives longer names from them)
 FINISHED_CLUSTER_TTL_S = 120     # the slice is released this long after the job ends (time to read the logs)
+MANIFESTS = "manifests"          # under --out
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
@@ -211,8 +211,9 @@ def write(manifests: list[dict], directory: pathlib.Path) -> list[pathlib.Path]:
   return paths
 
 
-def launch(experiment: Experiment, dry_run: bool = False, overwrite: bool = False) -> dict:
-  """Renders, validates and writes the manifests; applies them with kubectl unless `dry_run`.
+def launch(experiment: Experiment, dry_run: bool = False, overwrite: bool = False, follow: bool = True) -> dict:
+  """Renders, validates and writes the manifests; unless `dry_run`, submits them and, if `follow`, follows the
+  job to its end (launch/kube.py), raising RunFailed when it fails.
 
   `--out` follows the rule of every mode: a directory holding another experiment is refused unless
   `overwrite`. (The run's own outputs go to the volume, under the job's name.)
@@ -220,24 +221,19 @@ def launch(experiment: Experiment, dry_run: bool = False, overwrite: bool = Fals
   manifests = render(experiment)
   validate(manifests)
   prepare_output_dir(experiment, resume=False, overwrite=overwrite)
-  directory = experiment.out_dir / "manifests"
-  paths = write(manifests, directory)
+  paths = write(manifests, experiment.out_dir / MANIFESTS)
   result = {"mode": "cluster", "job": job_name(experiment), "manifests": [str(p) for p in paths],
             "submitted": False}
   if dry_run:
     return result
-  kubectl = shutil.which("kubectl")
-  if kubectl is None:
-    raise ValueError(f"cluster mode needs kubectl, configured for a GKE cluster with the KubeRay operator; it is "
-                     f"not installed. The manifests are in {directory}: apply them with `kubectl apply -f "
-                     f"{directory}` from a machine that has it, or use --dry-run.")
-  applied = subprocess.run([kubectl, "apply", "-f", str(directory)], capture_output=True, text=True)
-  if applied.returncode != 0:
-    raise ValueError(f"kubectl apply failed (is kubectl pointed at a cluster with the KubeRay operator?):\n"
-                     f"{applied.stderr.strip()}\nThe manifests are in {directory}.")
-  print(applied.stdout.strip())
-  print(f"follow the driver with: kubectl logs -f -n {experiment.namespace} job/{result['job']}")
-  return {**result, "submitted": True}
+  from launch import kube
+  job = kube.Job.from_out(experiment.out_dir)
+  kube.submit(job)
+  if not follow:
+    print(f"submitted {job.name}: `rlrep cluster logs {job.out}` follows it, `rlrep cluster status {job.out}` "
+          "reports on it.", flush=True)
+    return {**result, "submitted": True}
+  return {**result, "submitted": True, "job_status": kube.follow(job)["jobStatus"]}
 
 
 def _identity(experiment: Experiment) -> tuple:

@@ -97,15 +97,17 @@ def resolve_experiment(experiment: Experiment | None, resume: str | None, overri
   return dataclasses.replace(saved, out=str(pathlib.Path(resume)), **overrides)
 
 
-def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = False, dry_run: bool = False) -> dict:
+def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = False, dry_run: bool = False,
+          detach: bool = False) -> dict:
   """Validates, prepares `experiment.out` and runs the experiment in its mode; returns the summary."""
   from environments import dmc
   dmc.parse_task(experiment.task)  # an unknown task fails now, with close matches
   if experiment.mode == "cluster":
     from launch import cluster
-    return cluster.launch(experiment, dry_run=dry_run, overwrite=overwrite)
-  if dry_run:
-    raise ValueError("--dry-run renders cluster manifests: use it with --mode cluster.")
+    return cluster.launch(experiment, dry_run=dry_run, overwrite=overwrite, follow=not detach)
+  if dry_run or detach:
+    raise ValueError(f"{'--dry-run' if dry_run else '--detach'} applies to cluster jobs only: use it with --mode "
+                     "cluster.")
   check_replicas_available(experiment.replicas)
   check_precision_supported(getattr(experiment.agent_config, "precision", "float32"), experiment.replicas)
   check_replay_fits(experiment)
