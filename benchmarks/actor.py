@@ -27,9 +27,11 @@ from rlrep import acting, replay  # noqa: E402
 
 def make_actor(builder: D4PGBuilder, client: reverb.Client, envs: int) -> acting.Actor:
   policy = builder.make_policy()
+  replay.WeightPublisher(client).publish(0, policy.params())  # stands in for the learner's first weights
+  weights = replay.WeightClient(client, builder.config.weights_update_period)
+  weights.wait(should_stop=lambda: False)
   environments = [builder.make_environment(seed=i) for i in range(envs)]
-  return acting.Actor(environments, policy, [builder.make_adder(client) for _ in environments],
-                      replay.WeightClient(client, builder.config.weights_update_period), policy.params())
+  return acting.Actor(environments, policy, [builder.make_adder(client) for _ in environments], weights)
 
 
 def main() -> None:

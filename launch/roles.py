@@ -26,7 +26,7 @@ from environments import dmc, recording
 from launch import metrics
 from launch.checkpoints import CheckpointStore
 from launch.experiment import Experiment, RunFailed
-from rlrep import acting, replay
+from rlrep import acting, core, replay
 
 ACTOR_REPORT_STEPS = 50       # agent steps (all environments) between an actor's reports to the counter ...
 ACTOR_REPORT_S = 2.0          # ... or seconds, whichever comes first: a rate-limited actor still reports
@@ -42,12 +42,22 @@ class NonFiniteLearnerError(RunFailed):
   """The learner's losses (so its weights or gradients) stopped being finite numbers."""
 
 
-def make_replay_server(builder, port: int = 0) -> reverb.Server:
+def check_agent_contract(builder: core.Builder, learner: core.Learner) -> None:
+  """Refuses, at start-up, an agent whose learner publishes weights its policy cannot load."""
+  try:
+    core.check_params(builder.make_policy(evaluation=True).variable_specs(), learner.policy_params(),
+                      "the learner's weights")
+  except ValueError as error:
+    raise RunFailed(f"the agent's builder breaks rlrep's interface contract: {error}. Its learner's "
+                    "`policy_params()` and its policy's `variable_specs()` must name the same weights.") from None
+
+
+def make_replay_server(builder: core.Builder, port: int = 0) -> reverb.Server:
   """The replay server. Reverb listens on every interface without authentication: see README, Security."""
   return reverb.Server(builder.make_tables(), port=port or None)
 
 
-def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: int) -> None:
+def run_actor(experiment: Experiment, builder: core.Builder, address: str, counter, actor_id: int) -> None:
   """Acts until the counter says stop or the frame budget is spent."""
   starts = counter.actor_started(actor_id)
   client = replay.connect(address)
@@ -57,13 +67,15 @@ def run_actor(experiment: Experiment, builder, address: str, counter, actor_id: 
   seed = experiment.seed + 1 + actor_id + 1000 * (starts - 1)  # a restarted actor does not replay its past
   environments = [builder.make_environment(seed + ENV_SEED_STRIDE * j) for j in range(experiment.envs_per_actor)]
   adders = [builder.make_adder(client, watchdog, should_stop) for _ in environments]
+  weights = replay.WeightClient(client, builder.config.weights_update_period)
   finished: list[float] = []
-  actor = acting.Actor(environments, policy, adders,
-                       replay.WeightClient(client, builder.config.weights_update_period), policy.params(),
-                       seed=seed, episode_callback=lambda stats: finished.append(stats.last_return))
   reported_frames, started = 0, time.perf_counter()
   policy.set_frames(counter.snapshot()["frames"])  # a resumed run does not start exploring from scratch
   try:
+    if not weights.wait(should_stop):  # actors act with the learner's weights, from the first step on
+      return
+    actor = acting.Actor(environments, policy, adders, weights, seed=seed,
+                         episode_callback=lambda stats: finished.append(stats.last_return))
     while not should_stop():
       report_due = time.perf_counter() + ACTOR_REPORT_S
       stats = actor.run(rounds=max(1, ACTOR_REPORT_STEPS // len(environments)),
@@ -99,13 +111,14 @@ class LearnerRole:
   TPU initialisation must come first), then pass it here.
   """
 
-  def __init__(self, experiment: Experiment, builder, address: str, counter, replicator: rlrep.Replicator):
+  def __init__(self, experiment: Experiment, builder: core.Builder, address: str, counter, replicator: rlrep.Replicator):
     self._experiment = experiment
     self._counter = counter
     self._client = replay.connect(address)
     # The replay dataset gives up after LEARNER_IDLE_POLL_S without a sample, so no single wait grows long
     # enough for a Watchdog: `_report_if_starved` watches the time since the last batch instead.
     self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S)
+    check_agent_contract(builder, self._learner)
     self._last_batch = time.perf_counter()
     self._starved_reports = 0
     self._publisher = replay.WeightPublisher(self._client)
@@ -204,7 +217,7 @@ class LearnerRole:
     return {"time": now, **snapshot, "input_wait_s": self._learner.input_wait_s}
 
 
-def run_evaluator(experiment: Experiment, builder, address: str, counter, final_wait_s: float = 600.0) -> dict:
+def run_evaluator(experiment: Experiment, builder: core.Builder, address: str, counter, final_wait_s: float = 600.0) -> dict:
   """Evaluates periodically until the run stops, then once more with the learner's final weights.
 
   Everything happens on the calling thread: a rendering context belongs to the thread that made it.
@@ -224,13 +237,12 @@ def run_evaluator(experiment: Experiment, builder, address: str, counter, final_
 class Evaluator:
   """Runs the deterministic policy with the newest weights; writes eval.csv, videos and the curve."""
 
-  def __init__(self, experiment: Experiment, builder, address: str, announce: Callable[[str], None] = print):
+  def __init__(self, experiment: Experiment, builder: core.Builder, address: str, announce: Callable[[str], None] = print):
     self._experiment = experiment
     self._announce = announce
     self._environment = builder.make_environment(experiment.seed + EVALUATOR_SEED_OFFSET,
                                                   render_size=experiment.video_size)
     self._policy = builder.make_policy(evaluation=True)
-    self._params = self._policy.params()
     self._weights = replay.WeightClient(replay.connect(address), update_period=1)
     self._log = metrics.MetricsLog(experiment.out_dir, "eval")
     self._camera = dmc.default_camera(dmc.parse_task(experiment.task)[0])
@@ -240,6 +252,7 @@ class Evaluator:
     """Evaluates at 0 frames and then every `eval_every_frames` until the counter says stop."""
     every = self._experiment.eval_every_frames
     next_frames = (counter.snapshot()["frames"] // every) * every
+    self._weights.wait(lambda: counter.stop_reason() is not None)
     while counter.stop_reason() is None:
       snapshot = counter.snapshot()
       if snapshot["frames"] >= next_frames:
@@ -251,11 +264,12 @@ class Evaluator:
   def evaluate(self, snapshot: dict, abandon: Callable[[], bool] = lambda: False) -> dict | None:
     """Plays `eval_episodes` episodes and logs their mean return; None if `abandon()` said to stop first
     (checked every `EVALUATOR_ABANDON_CHECK_STEPS` steps: in local mode it asks the counter over Ray)."""
-    if self._weights.update():
-      self._params = self._weights.params
-    if not self.results and self._weights.version in (None, 0):
-      # The untrained weights (as published, or not yet published), however many frames the actors stepped
-      # while this role started: the learning curve's first point is the policy at 0 frames.
+    self._weights.update()
+    if self._weights.params is None:
+      raise RunFailed("the evaluator found no weights to evaluate: the learner never published any.")
+    if not self.results and self._weights.version == 0:
+      # The untrained weights, however many frames the actors stepped while this role started: the learning
+      # curve's first point is the policy at 0 frames.
       snapshot = {**snapshot, "frames": 0}
     rng = np.random.default_rng(0)  # unused by the deterministic policy; part of the policy protocol
     returns, frames = [], []
@@ -265,7 +279,7 @@ class Evaluator:
       while True:
         if record:
           frames.append(self._frame(snapshot["frames"], total))
-        action = self._policy(self._params, acting.batch([timestep.observation]), rng)[0]
+        action = self._policy(self._weights.params, acting.batch([timestep.observation]), rng)[0]
         timestep = self._environment.step(action)
         total += float(timestep.reward)
         if timestep.last():
@@ -279,7 +293,7 @@ class Evaluator:
     out = self._experiment.out_dir
     video = recording.write_video(frames, out / "videos" / f"eval-{snapshot['frames']:010d}.{self._experiment.video_format}")
     row = {"frames": snapshot["frames"], "learner_steps": snapshot["learner_steps"],
-           "weights_version": self._weights.version if self._weights.version is not None else 0,
+           "weights_version": self._weights.version,
            "eval_return": float(np.mean(returns)), "eval_return_std": float(np.std(returns))}
     self._log.write(row)
     self.results.append({**row, "video": str(video.relative_to(out))})

@@ -14,17 +14,11 @@ from typing import Callable, Sequence
 import dm_env
 import numpy as np
 
-from rlrep.replay.adder import NStepFrameAdder
-from rlrep.replay.weights import WeightClient
-
-Params = Sequence[np.ndarray]
-PolicyFn = Callable[[Params, dict, np.random.Generator], np.ndarray]
-"""`policy(params, observations, rng) -> actions`, on a batch: every observation array and the returned
-actions have a leading axis with one entry per environment."""
+from rlrep import core
 
 
 def batch(observations: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-  """Stacks per-environment observations along a new leading axis, as a `PolicyFn` takes them.
+  """Stacks per-environment observations along a new leading axis, as a `core.Policy` takes them.
 
   >>> batch([{"x": np.zeros(2)}, {"x": np.ones(2)}])["x"].shape
   (2, 2)
@@ -49,22 +43,24 @@ class Actor:
 
   One policy call for several environments is the point: a small conv net costs about as much to call
   once as to evaluate a few observations (measured in benchmarks/actor.py), while each environment still
-  renders and writes its own steps. Before the learner publishes weights, `initial_params` are used (e.g.
-  the learner's initial weights, so early experience comes from the same network family); weights are
-  pulled through `weights` every `update_period` agent steps (summed over environments).
+  renders and writes its own steps. The actor starts from the learner's weights (`weights` must hold a
+  publication: `weights.wait(...)` first) and pulls newer ones as `weights.maybe_update` allows.
   """
 
-  def __init__(self, environments: Sequence[dm_env.Environment], policy: PolicyFn,
-               adders: Sequence[NStepFrameAdder], weights: WeightClient, initial_params: Params, *,
+  def __init__(self, environments: Sequence[dm_env.Environment], policy: core.Policy,
+               adders: Sequence[core.Adder], weights: core.VariableSource, *,
                seed: int = 0, episode_callback: Callable[[ActorStats], None] | None = None):
     if not environments or len(environments) != len(adders):
       raise ValueError(f"an actor needs one adder per environment and at least one environment; got "
                        f"{len(environments)} environment(s) and {len(adders)} adder(s).")
+    if weights.params is None:
+      raise ValueError("an actor acts with the learner's weights and none are published yet: call "
+                       "`weights.wait(should_stop)` before making the actor.")
     self._environments = list(environments)
     self._policy = policy
     self._adders = list(adders)
     self._weights = weights
-    self._params = list(initial_params)
+    self._params = weights.params
     self._rng = np.random.default_rng(seed)
     self._episode_callback = episode_callback
     self._frames_per_step = getattr(environments[0], "action_repeat", 1)

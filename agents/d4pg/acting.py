@@ -1,6 +1,6 @@
 """Actor-side D4PG policy: the encoder and policy networks on the actor's CPU, fed published weights.
 
-Implements rlrep's `PolicyFn` protocol, `policy(params, observations, rng) -> actions` on a batch (one row
+Implements `rlrep.core.Policy`, `policy(params, observations, rng) -> actions` on a batch (one row
 per environment): actors pass the newest weights they pulled; the network is only reassigned when those
 change. Exploration follows an `Exploration` schedule over the run's frames (uniform random actions first,
 then Gaussian noise falling from `sigma_start` to `sigma`), clipped to the action bounds; the evaluation
@@ -10,7 +10,6 @@ policy has no exploration.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -18,6 +17,8 @@ from dm_env import specs
 
 from agents.d4pg.config import D4PGConfig
 from agents.d4pg.networks import make_networks
+from rlrep import core
+from rlrep.core import Params
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,14 +59,13 @@ class PolicyNetwork:
                config: D4PGConfig, exploration: Exploration | None = None):
     if exploration is not None and min(exploration.sigma, exploration.sigma_start) < 0:
       raise ValueError(f"exploration noise must be >= 0, got {exploration}.")
-    tf.keras.utils.set_random_seed(config.seed)  # same initial weights as the learner's online networks
     # Actors run on CPUs, where bfloat16 is usually emulated; the weights are float32 either way.
     networks = make_networks(observation_spec, action_spec, dataclasses.replace(config, precision="float32"))
     self._variables = networks.policy_variables
     self._action_spec = action_spec
     self._exploration = exploration
     self.frames = 0
-    self._loaded: Sequence[np.ndarray] | None = None
+    self._loaded: Params | None = None
     batched = {key: tf.TensorSpec((None, *spec.shape), spec.dtype) for key, spec in observation_spec.items()}
     self._act = tf.function(lambda observations: networks.policy(networks.encoder(observations)),
                             input_signature=[batched])  # one trace for every batch size
@@ -79,11 +79,12 @@ class PolicyNetwork:
     """The Gaussian noise now applied (0 without exploration)."""
     return self._exploration.sigma_at(self.frames) if self._exploration else 0.0
 
-  def params(self) -> list[np.ndarray]:
-    """The current weights (at construction: the learner's initial weights, from the same seed)."""
-    return [v.numpy() for v in self._variables]
+  def params(self) -> dict[str, np.ndarray]:
+    """The weights loaded now (at construction, this network's own initialisation: actors act with the
+    learner's published weights instead)."""
+    return {name: variable.numpy() for name, variable in self._variables.items()}
 
-  def __call__(self, params: Sequence[np.ndarray], observations: dict[str, np.ndarray],
+  def __call__(self, params: Params, observations: dict[str, np.ndarray],
                rng: np.random.Generator) -> np.ndarray:
     low, high = self._action_spec.minimum, self._action_spec.maximum
     count = len(next(iter(observations.values())))
@@ -91,8 +92,10 @@ class PolicyNetwork:
       shape = (count, *self._action_spec.shape)
       return rng.uniform(np.broadcast_to(low, shape), np.broadcast_to(high, shape)).astype(self._action_spec.dtype)
     if params is not self._loaded:
-      for variable, value in zip(self._variables, params, strict=True):
-        variable.assign(value)
+      if self._loaded is None:  # weights of another shape would fail later, or silently: say so now
+        core.check_params(self.variable_specs(), params, "the weights given to the policy")
+      for name, variable in self._variables.items():
+        variable.assign(params[name])
       self._loaded = params
     actions = self._act(observations).numpy()
     sigma = self.sigma
@@ -100,5 +103,5 @@ class PolicyNetwork:
       actions = np.clip(actions + rng.normal(0.0, sigma, size=actions.shape), low, high)
     return actions.astype(self._action_spec.dtype)
 
-  def variable_specs(self) -> list[tf.TensorSpec]:
-    return [tf.TensorSpec(v.shape, v.dtype) for v in self._variables]
+  def variable_specs(self) -> dict[str, tf.TensorSpec]:
+    return {name: tf.TensorSpec(v.shape, v.dtype) for name, v in self._variables.items()}

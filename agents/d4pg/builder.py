@@ -24,7 +24,7 @@ from rlrep import replay
 
 
 class D4PGBuilder:
-  """D4PG on a Control Suite task."""
+  """D4PG on a Control Suite task; an `rlrep.core.Builder`."""
 
   def __init__(self, task: str, config: D4PGConfig):
     self.task = task
@@ -50,6 +50,7 @@ class D4PGBuilder:
                          exploration=None if evaluation else Exploration.from_config(self.config))
 
   def make_tables(self) -> list[reverb.Table]:
+    """Replay, and the weights table whose signature is the policy's weights by name."""
     weight_specs = self.make_policy(evaluation=True).variable_specs()
     return [replay.replay_table(self.layout, self.config.replay), replay.weights_table(weight_specs)]
 

@@ -212,9 +212,9 @@ class Learner:
   def num_steps(self) -> int:
     return int(self.state.num_steps.numpy())
 
-  def policy_params(self) -> list[np.ndarray]:
-    """Encoder and policy weights for actors, in `Networks.policy_variables` order."""
-    return [v.numpy() for v in self.state.networks.policy_variables]
+  def policy_params(self) -> dict[str, np.ndarray]:
+    """Encoder and policy weights for actors, named as `Networks.policy_variables`."""
+    return {name: variable.numpy() for name, variable in self.state.networks.policy_variables.items()}
 
   def save(self, path: str) -> str:
     """Writes a checkpoint with prefix `path`; returns the file prefix to pass to `restore`."""

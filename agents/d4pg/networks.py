@@ -145,9 +145,14 @@ class Networks:
   critic: Critic
 
   @property
-  def policy_variables(self) -> list[tf.Variable]:
-    """What actors need to act: encoder then policy variables, in a fixed order."""
-    return list(self.encoder.variables) + list(self.policy.variables)
+  def policy_variables(self) -> dict[str, tf.Variable]:
+    """What actors need to act, by name: `encoder/00/kernel`, ..., `policy/03/bias`.
+
+    Names are made from the module, the variable's place in it and its own name, not from TensorFlow's
+    variable names, which carry per-process layer counters (`dense_7`) and so differ between processes.
+    """
+    return {f"{module.name}/{index:02d}/{variable.name.split('/')[-1].split(':')[0]}": variable
+            for module in (self.encoder, self.policy) for index, variable in enumerate(module.variables)}
 
 
 def make_networks(observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 import reverb
 import tensorflow as tf
 
@@ -27,11 +29,11 @@ def replay_table(layout: StepLayout, config: ReplayConfig, name: str = REPLAY_TA
                       signature=layout.item_signature())
 
 
-def weights_signature(variables: list[tf.TensorSpec]) -> dict:
-  return {"version": tf.TensorSpec((), tf.int64), "params": list(variables)}
+def weights_signature(variables: Mapping[str, tf.TensorSpec]) -> dict:
+  return {"version": tf.TensorSpec((), tf.int64), "params": dict(variables)}
 
 
-def weights_table(params_specs: list[tf.TensorSpec], name: str = WEIGHTS_TABLE) -> reverb.Table:
-  """Holds only the newest weights (max_size 1): actors read, the learner overwrites."""
+def weights_table(params_specs: Mapping[str, tf.TensorSpec], name: str = WEIGHTS_TABLE) -> reverb.Table:
+  """Holds only the newest weights (max_size 1), by name: actors read, the learner overwrites."""
   return reverb.Table(name=name, sampler=reverb.selectors.Lifo(), remover=reverb.selectors.Fifo(), max_size=1,
                       rate_limiter=reverb.rate_limiters.MinSize(1), signature=weights_signature(params_specs))

@@ -7,9 +7,13 @@ just before it pulls, i.e. how far behind it acted during the last pull period.
 
 from __future__ import annotations
 
+import time
+from typing import Callable, Mapping
+
 import numpy as np
 import reverb
 
+from rlrep import core
 from rlrep.replay.tables import WEIGHTS_TABLE
 
 
@@ -19,9 +23,17 @@ class WeightPublisher:
   def __init__(self, client: reverb.Client, table: str = WEIGHTS_TABLE):
     self._client = client
     self._table = table
+    self._checked = False
 
-  def publish(self, version: int, params: list[np.ndarray]) -> None:
-    self._client.insert({"version": np.int64(version), "params": [np.asarray(p) for p in params]},
+  def publish(self, version: int, params: Mapping[str, np.ndarray]) -> None:
+    """`params` by name. The first publication is checked against the table's signature (the policy's
+    weights): Reverb itself compares only shapes in name order, so a renamed weight would pass it."""
+    if not self._checked:
+      signature = self._client.server_info(timeout=10)[self._table].signature
+      core.check_params(signature["params"], params, f"the weights published to table {self._table!r}")
+      self._checked = True
+    self._client.insert({"version": np.int64(version),
+                         "params": {name: np.asarray(value) for name, value in params.items()}},
                         priorities={self._table: 1.0})
 
 
@@ -36,7 +48,7 @@ class WeightClient:
     self._update_period = update_period
     self._steps_since_pull: int | None = None  # None: never pulled
     self.version: int | None = None  # version in use; None before the learner has published
-    self.params: list[np.ndarray] | None = None
+    self.params: dict[str, np.ndarray] | None = None
     self.staleness = 0
 
   def maybe_update(self, steps: int = 1) -> bool:
@@ -61,5 +73,16 @@ class WeightClient:
       return False
     self.staleness = 0 if self.version is None else version - self.version
     self.version = version
-    self.params = [np.asarray(p)[0] for p in sample.data["params"]]
+    self.params = {name: np.asarray(value)[0] for name, value in sample.data["params"].items()}
+    return True
+
+  def wait(self, should_stop: Callable[[], bool], poll_s: float = 0.5) -> bool:
+    """Blocks until the learner's first publication (True), or until `should_stop()` (False).
+
+    Actors start from the learner's weights, whatever their own networks were initialised to.
+    """
+    while not self.update():
+      if should_stop():
+        return False
+      time.sleep(poll_s)
     return True

@@ -12,7 +12,8 @@ import rlrep
 from agents.d4pg import D4PGConfig
 from launch import roles
 from launch.counter import Counter
-from launch.experiment import Experiment
+from launch.experiment import Experiment, RunFailed
+from rlrep import replay
 
 TINY = D4PGConfig(image_size=32, render_quality="fast", batch_size=16, hidden_sizes=(32,), conv_channels=8,
                   feature_dim=16, min_replay_size=20, samples_per_insert=8.0, random_frames=0)
@@ -45,7 +46,9 @@ def test_an_actor_blocked_on_insert_logs_the_rate_limiter_state(replay_server, m
   monkeypatch.setattr(roles, "ACTOR_STALL_LOG_S", 2.0)
   experiment, address = replay_server
   counter = Counter()
-  actor = threading.Thread(target=roles.run_actor, args=(experiment, experiment.make_builder(), address, counter, 0))
+  builder = experiment.make_builder()
+  replay.WeightPublisher(replay.connect(address)).publish(0, builder.make_policy().params())  # the learner's part
+  actor = threading.Thread(target=roles.run_actor, args=(experiment, builder, address, counter, 0))
   with caplog.at_level(logging.WARNING):
     actor.start()  # no learner: once the rate limiter's insert allowance is spent, inserts block
     deadline = time.monotonic() + 120
@@ -57,3 +60,27 @@ def test_an_actor_blocked_on_insert_logs_the_rate_limiter_state(replay_server, m
   assert "replay insert has been blocked for" in caplog.text
   assert "table replay: 24/1000000 items" in caplog.text and "samples_per_insert=8" in caplog.text
   assert counter.snapshot()["frames"] >= 40  # the steps before the block were reported
+
+
+def test_an_actor_waits_for_the_learners_weights_and_stops_with_the_run(replay_server):
+  experiment, address = replay_server
+  counter = Counter()
+  actor = threading.Thread(target=roles.run_actor, args=(experiment, experiment.make_builder(), address, counter, 0))
+  actor.start()
+  time.sleep(5.0)
+  assert counter.snapshot()["frames"] == 0  # no weights published: no step taken
+  counter.request_stop("test over")
+  actor.join(timeout=30.0)
+  assert not actor.is_alive()
+
+
+def test_an_agent_whose_learner_and_policy_disagree_is_refused_at_start(replay_server):
+  experiment, address = replay_server
+  builder = experiment.make_builder()
+  learner = builder.make_learner(rlrep.make_replicator("cpu:1"), address)
+  renamed = dict(learner.policy_params())
+  renamed["policy/99/kernel"] = renamed.pop("policy/00/kernel")
+  learner.policy_params = lambda: renamed  # an agent bug: a weight published under another name
+  with pytest.raises(RunFailed, match="breaks rlrep's interface contract: the learner's weights do not fit the "
+                                      "policy: policy/00/kernel is missing; policy/99/kernel is not a weight"):
+    roles.check_agent_contract(builder, learner)

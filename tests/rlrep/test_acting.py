@@ -21,23 +21,31 @@ def _setup(frame_stack=2, n_step=2):
   config = replay.ReplayConfig(batch_size=1, samples_per_insert=None, min_replay_size=1, max_replay_size=1000,
                                frame_stack=frame_stack, n_step=n_step)
   server = reverb.Server([replay.replay_table(layout, config),
-                          replay.weights_table([tf.TensorSpec((1,), tf.float32)])])
+                          replay.weights_table({"w": tf.TensorSpec((1,), tf.float32)})])
   client = reverb.Client(f"localhost:{server.port}")
   return environment, layout, server, client
+
+
+def _weights(client, value=0.0, update_period=1000):
+  """A weight client holding the learner's first publication, as actors start."""
+  replay.WeightPublisher(client).publish(0, {"w": np.full(1, value, np.float32)})
+  weights = replay.WeightClient(client, update_period=update_period)
+  assert weights.wait(should_stop=lambda: False)
+  return weights
 
 
 def _policy(params, observations, rng):
   """Acts with the published 'weight' plus noise, so tests can see which weights were used."""
   count = len(observations["pixels"])
   assert observations["pixels"].shape == (count, 16, 16, 6)
-  return np.clip(params[0] + rng.normal(0, 0.1, size=(count, 1)), -1, 1).astype(np.float32)
+  return np.clip(params["w"] + rng.normal(0, 0.1, size=(count, 1)), -1, 1).astype(np.float32)
 
 
 def test_actor_writes_every_step_and_counts_frames_episodes_and_returns():
   environment, layout, server, client = _setup()
   episodes = []
   actor = acting.Actor([environment], _policy, [replay.NStepFrameAdder(client, layout)],
-                       replay.WeightClient(client, update_period=5), [np.zeros(1, np.float32)], seed=1,
+                       _weights(client, update_period=5), seed=1,
                        episode_callback=lambda stats: episodes.append((stats.last_return, stats.last_length)))
   stats = actor.run(rounds=30)
   table_size = client.server_info()[replay.REPLAY_TABLE].current_size
@@ -47,24 +55,24 @@ def test_actor_writes_every_step_and_counts_frames_episodes_and_returns():
   assert all(0 < ret <= 20 for ret, _ in episodes)  # at most 1 per frame, 2 frames per agent step
   assert table_size == 30  # one n-step item per agent step
   assert stats.frames_per_second > 0
-  assert stats.weights_version is None  # nothing published: the initial params were used
+  assert stats.weights_version == 0  # the learner's first publication
 
 
 def test_actor_pulls_published_weights_and_reports_staleness():
   environment, layout, server, client = _setup()
   publisher = replay.WeightPublisher(client)
-  publisher.publish(10, [np.full(1, 0.5, np.float32)])
+  publisher.publish(10, {"w": np.full(1, 0.5, np.float32)})
   weights = replay.WeightClient(client, update_period=4)
   actions = []
 
   def recording_policy(params, observations, rng):
-    actions.append(float(params[0][0]))
+    actions.append(float(params["w"][0]))
     return _policy(params, observations, rng)
 
-  actor = acting.Actor([environment], recording_policy, [replay.NStepFrameAdder(client, layout)], weights,
-                       [np.zeros(1, np.float32)])
+  assert weights.wait(should_stop=lambda: False)
+  actor = acting.Actor([environment], recording_policy, [replay.NStepFrameAdder(client, layout)], weights)
   actor.run(rounds=4)
-  publisher.publish(25, [np.full(1, -0.5, np.float32)])
+  publisher.publish(25, {"w": np.full(1, -0.5, np.float32)})
   stats = actor.run(rounds=4)
   server.stop()
   assert actions == [0.5] * 4 + [-0.5] * 4
@@ -74,7 +82,7 @@ def test_actor_pulls_published_weights_and_reports_staleness():
 def test_actor_stops_when_asked():
   environment, layout, server, client = _setup()
   actor = acting.Actor([environment], _policy, [replay.NStepFrameAdder(client, layout)],
-                       replay.WeightClient(client), [np.zeros(1, np.float32)])
+                       _weights(client))
   calls = iter(range(100))
   stats = actor.run(should_stop=lambda: next(calls) >= 7)
   server.stop()
@@ -91,7 +99,7 @@ def test_consecutive_runs_continue_the_same_episode():
   environment, layout, server, client = _setup()
   lengths = []
   actor = acting.Actor([environment], _policy, [replay.NStepFrameAdder(client, layout)],
-                       replay.WeightClient(client), [np.zeros(1, np.float32)],
+                       _weights(client),
                        episode_callback=lambda stats: lengths.append(stats.last_length))
   for _ in range(7):
     actor.run(rounds=3)
@@ -109,7 +117,7 @@ def test_several_environments_share_one_policy_call_per_round_and_write_their_ow
     return _policy(params, observations, rng)
 
   actor = acting.Actor(environments, counting_policy, [replay.NStepFrameAdder(client, layout) for _ in environments],
-                       replay.WeightClient(client), [np.zeros(1, np.float32)],
+                       _weights(client),
                        episode_callback=lambda stats: episodes.append(stats.last_length))
   stats = actor.run(rounds=10)
   table_size = client.server_info()[replay.REPLAY_TABLE].current_size
@@ -123,5 +131,14 @@ def test_an_actor_needs_one_adder_per_environment():
   environment, layout, server, client = _setup()
   with pytest.raises(ValueError, match="one adder per environment"):
     acting.Actor([environment, environment], _policy, [replay.NStepFrameAdder(client, layout)],
-                 replay.WeightClient(client), [np.zeros(1, np.float32)])
+                 _weights(client))
+  server.stop()
+
+
+def test_an_actor_starts_from_published_weights_only():
+  environment, layout, server, client = _setup()
+  weights = replay.WeightClient(client)
+  assert not weights.wait(should_stop=lambda: True)  # nothing published: the wait ends on the stop
+  with pytest.raises(ValueError, match="none are published yet"):
+    acting.Actor([environment], _policy, [replay.NStepFrameAdder(client, layout)], weights)
   server.stop()

@@ -32,7 +32,7 @@ def test_new_params_change_the_actions_and_noise_stays_within_bounds():
   assert noisy.min() >= -1 and noisy.max() <= 1 and noisy.std() > 0.5
   deterministic = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG)
   before = deterministic(deterministic.params(), observations, rng)
-  shifted = [p + 0.5 for p in deterministic.params()]
+  shifted = {name: p + 0.5 for name, p in deterministic.params().items()}
   assert not np.allclose(deterministic(shifted, observations, rng), before)
 
 
@@ -54,3 +54,13 @@ def test_exploration_follows_the_run_frames_from_uniform_to_decaying_noise():
 def test_negative_noise_is_refused():
   with pytest.raises(ValueError, match="exploration noise must be >= 0"):
     PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, Exploration(1.0, -0.1, 10))
+
+
+def test_weights_that_do_not_fit_are_refused_by_name():
+  policy = PolicyNetwork(OBSERVATION_SPEC, ACTION_SPEC, CONFIG)
+  params = policy.params()
+  name = next(iter(params))
+  wrong = {**params, name: params[name][..., :1]}
+  observations = {"pixels": np.zeros((1, *OBSERVATION_SPEC["pixels"].shape), np.uint8)}
+  with pytest.raises(ValueError, match=f"{name} has shape"):
+    policy(wrong, observations, np.random.default_rng(0))

@@ -40,9 +40,17 @@ def test_the_untrained_policy_acts_near_the_middle_of_each_action_range():
 
 def test_actors_get_the_encoder_and_policy_variables_but_not_the_critic():
   networks = make_networks(PIXELS, ACTION, CONFIG)
-  names = {v.name for v in networks.policy_variables}
-  assert names == {v.name for v in networks.encoder.variables} | {v.name for v in networks.policy.variables}
-  assert not names & {v.name for v in networks.critic.variables}
+  ids = {id(v) for v in networks.policy_variables.values()}
+  assert ids == {id(v) for v in [*networks.encoder.variables, *networks.policy.variables]}
+  assert not ids & {id(v) for v in networks.critic.variables}
+
+
+def test_weight_names_agree_between_networks_built_apart():
+  # The second build gets other TensorFlow layer names (dense_7 ...), as another process's networks would.
+  first, second = make_networks(PIXELS, ACTION, CONFIG), make_networks(PIXELS, ACTION, CONFIG)
+  assert {v.name for v in first.policy.variables} != {v.name for v in second.policy.variables}
+  assert list(first.policy_variables) == list(second.policy_variables)
+  assert list(first.policy_variables)[:2] == ["encoder/00/kernel", "encoder/01/bias"]
 
 
 def test_an_unbounded_action_spec_is_refused():

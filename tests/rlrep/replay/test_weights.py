@@ -10,13 +10,14 @@ from rlrep import replay
 
 @pytest.fixture
 def client():
-  server = reverb.Server([replay.weights_table([tf.TensorSpec((2, 3), tf.float32), tf.TensorSpec((), tf.int32)])])
+  server = reverb.Server([replay.weights_table({"kernel": tf.TensorSpec((2, 3), tf.float32),
+                                               "steps": tf.TensorSpec((), tf.int32)})])
   yield reverb.Client(f"localhost:{server.port}")
   server.stop()
 
 
 def _params(value):
-  return [np.full((2, 3), value, np.float32), np.int32(value)]
+  return {"kernel": np.full((2, 3), value, np.float32), "steps": np.int32(value)}
 
 
 def test_round_trip_keeps_values_dtypes_and_version(client):
@@ -24,8 +25,8 @@ def test_round_trip_keeps_values_dtypes_and_version(client):
   weights = replay.WeightClient(client)
   assert weights.update()
   assert weights.version == 7
-  np.testing.assert_array_equal(weights.params[0], np.full((2, 3), 1.5, np.float32))
-  assert weights.params[1].dtype == np.int32 and weights.params[1] == 1
+  np.testing.assert_array_equal(weights.params["kernel"], np.full((2, 3), 1.5, np.float32))
+  assert weights.params["steps"].dtype == np.int32 and weights.params["steps"] == 1
 
 
 def test_nothing_published_yet_does_not_block(client):
@@ -45,7 +46,7 @@ def test_only_the_newest_weights_are_kept_and_staleness_counts_learner_steps(cli
   assert weights.version == 100
   assert weights.maybe_update()            # call 3: due, skips straight to the newest
   assert weights.version == 180 and weights.staleness == 80
-  assert weights.params[1] == 3
+  assert weights.params["steps"] == 3
   assert not weights.maybe_update() and weights.staleness == 80  # stays until the next pull
   for _ in range(2):
     weights.maybe_update()
@@ -66,3 +67,12 @@ def test_the_period_counts_agent_steps_when_a_call_covers_several(client):
 def test_update_period_must_be_positive(client):
   with pytest.raises(ValueError, match="update_period must be >= 1"):
     replay.WeightClient(client, update_period=0)
+
+
+def test_weights_travel_by_name_and_other_names_are_refused(client):
+  replay.WeightPublisher(client).publish(3, {"steps": np.int32(4), "kernel": np.ones((2, 3), np.float32)})
+  weights = replay.WeightClient(client)
+  assert weights.wait(should_stop=lambda: False)
+  assert sorted(weights.params) == ["kernel", "steps"] and weights.params["steps"] == 4
+  with pytest.raises(ValueError, match="kernel is missing; kernels is not a weight of the policy"):
+    replay.WeightPublisher(client).publish(4, {"kernels": np.ones((2, 3), np.float32), "steps": np.int32(4)})

@@ -1,0 +1,137 @@
+"""The interfaces every role talks through; launchers and the acting loop depend on these, not on an agent.
+
+The data's way through a run, naming the interface at each hop:
+
+    environment (dm_env) -> Policy -> Adder -> replay server -> Learner.step (replicated update)
+        ^                                                          |
+        +------ VariableSource <- weights table <- Learner.policy_params
+
+A `Builder` makes each piece for an agent's config and a task, and is all a launcher knows of the agent.
+Weights travel by name (`Params`): a learner and a policy that disagree on names, shapes or dtypes are
+refused when the run starts (`check_params`), never mismatched by position.
+
+These are `typing.Protocol`s: an agent satisfies them by having the methods, no base class needed.
+
+>>> import numpy as np, tensorflow as tf
+>>> specs = {"policy/00/kernel": tf.TensorSpec((3, 2), tf.float32)}
+>>> check_params(specs, {"policy/00/kernel": np.zeros((3, 2), np.float32)}, "the learner's weights")
+>>> check_params(specs, {"policy/00/kernel": np.zeros((2, 3), np.float32)}, "the learner's weights")
+Traceback (most recent call last):
+ValueError: the learner's weights do not fit the policy: policy/00/kernel has shape (2, 3) and dtype float32, the policy expects (3, 2) and float32
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Protocol
+
+import dm_env
+import numpy as np
+import reverb
+import tensorflow as tf
+
+Params = Mapping[str, np.ndarray]
+"""A policy's weights by name, as the learner publishes them and actors load them."""
+
+
+class Adder(Protocol):
+  """Writes an actor's experience to replay, one environment's episodes at a time."""
+
+  def observe_first(self, timestep: dm_env.TimeStep) -> None:
+    """The first timestep of an episode."""
+
+  def observe(self, action: np.ndarray, next_timestep: dm_env.TimeStep) -> None:
+    """The action taken and the timestep it led to."""
+
+  def close(self, finish_episode: bool = True) -> None:
+    """Writes (or, with `finish_episode=False`, drops) what is still pending and frees the writer."""
+
+
+class VariableSource(Protocol):
+  """The actor's side of the weights: the newest published `params`, their `version` (a learner step) and
+  how many learner steps behind they were when last pulled (`staleness`)."""
+  params: Params | None
+  version: int | None
+  staleness: int
+
+  def maybe_update(self, steps: int = 1) -> bool:
+    """Pulls when due (after `steps` more agent steps); returns whether the weights changed."""
+
+  def update(self) -> bool:
+    """Pulls now if anything is published; returns whether the weights changed."""
+
+  def wait(self, should_stop: Callable[[], bool]) -> bool:
+    """Blocks until the learner's first publication (True) or until `should_stop()` (False)."""
+
+
+class Policy(Protocol):
+  """`policy(params, observations, rng) -> actions` on a batch (one row per environment)."""
+
+  def __call__(self, params: Params, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    ...
+
+  def variable_specs(self) -> dict[str, tf.TensorSpec]:
+    """The names, shapes and dtypes `params` must have."""
+
+  def set_frames(self, frames: int) -> None:
+    """The run's frames so far, for exploration schedules."""
+
+
+class Learner(Protocol):
+  """Replicated updates from replay, with exact save and restore."""
+  num_steps: int
+  input_wait_s: float
+
+  def step(self) -> dict[str, float]:
+    """One update (or `steps_per_call` of them); returns scalar metrics. Raises `StopIteration` (or
+    `tf.errors.OutOfRangeError`) when replay allowed no sample for the input's idle timeout."""
+
+  def restart_input(self) -> None:
+    """A fresh input iterator after one ended on its idle timeout."""
+
+  def policy_params(self) -> Params:
+    """The weights actors need, by name."""
+
+  def save(self, path: str) -> str:
+    """Writes a checkpoint with prefix `path`; returns what `restore` takes."""
+
+  def restore(self, path: str) -> None:
+    ...
+
+
+class Builder(Protocol):
+  """Everything a launcher needs of an agent on one task: `builder = Agent.builder(task, config)`."""
+  config: Any
+  observation_spec: dict[str, Any]
+  action_spec: Any
+
+  def make_environment(self, seed: int, render_size: int | None = None) -> dm_env.Environment:
+    """The task as the agent sees it; `render_size` allows larger renders of it (evaluation videos)."""
+
+  def make_policy(self, evaluation: bool = False) -> Policy:
+    """The exploring policy, or the deterministic one for evaluation."""
+
+  def make_tables(self) -> list[reverb.Table]:
+    """The replay server's tables: replay and the weights table (see `rlrep.replay.tables`)."""
+
+  def make_adder(self, client: reverb.Client, watchdog: Any = None,
+                 should_stop: Callable[[], bool] | None = None) -> Adder:
+    ...
+
+  def make_learner(self, replicator: Any, server_address: str, *, end_after_idle_s: float | None = None,
+                   watchdog: Any = None) -> Learner:
+    ...
+
+
+def check_params(specs: Mapping[str, tf.TensorSpec], params: Params, what: str) -> None:
+  """Raises ValueError naming every weight that `params` (described as `what`) lacks, adds, or holds with
+  another shape or dtype than `specs` says."""
+  problems = [f"{name} is missing" for name in specs if name not in params]
+  problems += [f"{name} is not a weight of the policy" for name in params if name not in specs]
+  for name, spec in specs.items():
+    if name in params:
+      value = np.asarray(params[name])
+      if value.shape != tuple(spec.shape) or value.dtype != spec.dtype.as_numpy_dtype:
+        problems.append(f"{name} has shape {value.shape} and dtype {value.dtype}, the policy expects "
+                        f"{tuple(spec.shape)} and {spec.dtype.name}")
+  if problems:
+    raise ValueError(f"{what} do not fit the policy: " + "; ".join(problems))
