@@ -45,7 +45,7 @@ def _cluster(args: argparse.Namespace) -> int:
     print(kube.stop(job))
   else:
     dest = pathlib.Path(args.dest or args.out)
-    kube.fetch(job if args.image is None else dataclasses.replace(job, image=args.image), dest)
+    kube.fetch(job, dest, image=args.image)
     print(f"copied {job.name}'s outputs to {dest}")
   return 0
 
@@ -64,25 +64,28 @@ def _train(args: argparse.Namespace) -> int:
   import agents
   from launch import experiment as experiment_lib
   from launch import options, train
+  from launch.cluster_config import ClusterConfig
 
   agent = agents.get(getattr(args, "agent", agents.DEFAULT_AGENT))
   agent_overrides = {k: v for k, v in options.given_values(args, agent.config).items() if k != "seed"}
-  experiment_overrides = {k: v for k, v in options.given_values(args, experiment_lib.Experiment).items()
-                          if k != "agent_config"}
+  experiment_overrides = options.given_values(args, experiment_lib.Experiment)
+  cluster_overrides = options.given_values(args, ClusterConfig)
+  flags = {k: "flag" for k in [*agent_overrides, *experiment_overrides, *cluster_overrides]}
   if args.resume:
     if "out" in experiment_overrides or agent_overrides:
       raise ValueError("--resume continues the saved experiment: only budget, scale and logging options "
                        "(e.g. --frames, --actors, --mode) can change; drop --out and agent settings.")
-    experiment = train.resolve_experiment(None, args.resume, experiment_overrides)
-    sources = {name: "saved" for name in _setting_names(experiment)} | {k: "flag" for k in experiment_overrides}
+    experiment = train.resolve_experiment(None, args.resume, experiment_overrides, cluster_overrides)
+    sources = {name: "saved" for name in _setting_names(experiment)} | flags
   else:
     pixels = agent_overrides.get("pixels", True)
     base = agent.config() if pixels else agent.state_features()
     task = experiment_overrides.get("task", experiment_lib.Experiment.task)
     preset = agent.preset(task, agent_overrides) if pixels else {}
-    sources = {k: "preset" for k in preset} | {k: "flag" for k in [*agent_overrides, *experiment_overrides]}
-    experiment = experiment_lib.Experiment(**experiment_overrides, agent_config=dataclasses.replace(
-        base, **preset, **agent_overrides, seed=experiment_overrides.get("seed", 0)))
+    sources = {k: "preset" for k in preset} | flags
+    experiment = experiment_lib.Experiment(
+        **experiment_overrides, cluster=ClusterConfig(**cluster_overrides),
+        agent_config=dataclasses.replace(base, **preset, **agent_overrides, seed=experiment_overrides.get("seed", 0)))
   print(settings_summary(experiment, sources), flush=True)
   summary = train.train(experiment, resume=bool(args.resume), overwrite=args.overwrite, dry_run=args.dry_run,
                         detach=args.detach)
@@ -112,14 +115,16 @@ def summary_line(summary: dict) -> str:
 
 
 def _setting_names(experiment) -> list[str]:
-  return [f.name for f in dataclasses.fields(experiment) if f.name != "agent_config"] + [
-      f.name for f in dataclasses.fields(experiment.agent_config)]
+  """The settings the run uses: the experiment's, cluster mode's own only in cluster mode, the agent's."""
+  cluster = dataclasses.fields(experiment.cluster) if experiment.mode == "cluster" else ()
+  return [f.name for f in dataclasses.fields(experiment) if f.name not in ("cluster", "agent_config")] + [
+      f.name for f in (*cluster, *dataclasses.fields(experiment.agent_config))]
 
 
 def settings_summary(experiment, sources: dict[str, str]) -> str:
   """The run's effective settings grouped by where each came from (flag, preset, saved run, default)."""
-  values = {**{f.name: getattr(experiment, f.name) for f in dataclasses.fields(experiment)
-               if f.name != "agent_config"}, **dataclasses.asdict(experiment.agent_config)}
+  values = {**{f.name: getattr(experiment, f.name) for f in dataclasses.fields(experiment)},
+            **dataclasses.asdict(experiment.cluster), **dataclasses.asdict(experiment.agent_config)}
   groups: dict[str, list[str]] = {}
   for name in _setting_names(experiment):
     value = values[name]
@@ -137,6 +142,7 @@ def _add_train_parser(commands, agent_name: str) -> None:
   import agents
   from launch import experiment as experiment_lib
   from launch import options
+  from launch.cluster_config import ClusterConfig
 
   agent = agents.get(agent_name)
 
@@ -144,11 +150,11 @@ def _add_train_parser(commands, agent_name: str) -> None:
       "train", help="train an agent (actors + replay + replicated learner) and write logs, checkpoints, videos",
       description="Train an agent on a Control Suite task. Writes to --out: logs/train.csv, logs/eval.csv, "
                   "tensorboard/, checkpoints/, videos/, learning_curve.png and summary.json.")
-  groups = options.add_dataclass_options(train, experiment_lib.Experiment, skip=("agent_config",))
+  groups = options.add_dataclass_options(train, experiment_lib.Experiment, skip=("cluster", "agent_config"))
   groups["run"].add_argument("--resume", metavar="DIR",
                              help="continue the experiment saved in DIR from its last checkpoint")
   groups["run"].add_argument("--overwrite", action="store_true", help="replace whatever --out holds")
-  cluster_group = groups["cluster mode (--mode cluster only)"]
+  [cluster_group] = options.add_dataclass_options(train, ClusterConfig).values()
   cluster_group.add_argument("--dry-run", action="store_true", help="write and validate the manifests only; submit "
                              "nothing")
   cluster_group.add_argument("--detach", action="store_true", help="submit and return at once instead of following "
@@ -189,10 +195,11 @@ def _add_cluster_parser(commands) -> None:
                                          "outputs on the volume stay")
   fetch = actions.add_parser(
       "fetch", help="copy the run's outputs from the volume to a local directory",
-      description="Copy /rlrep-runs/<job name>/ from the job's volume claim into DEST, through a short-lived helper "
-                  "pod that mounts the claim read-only (the job's own pods are gone 120 s after it ends). Works while "
-                  "the job runs too (a snapshot). DEST then looks like a local run's --out (for `rlrep compare`); "
-                  "the volume's experiment.json replaces OUT's, which differs only in out and replay_port.")
+      description="Copy /rlrep-runs/<job name>/ from the job's volume (claim or bucket) into DEST, through a "
+                  "short-lived helper pod that mounts it read-only (the job's own pods are gone 120 s after it "
+                  "ends). Works while the job runs too (a snapshot). DEST then looks like a local run's --out (for "
+                  "`rlrep compare`); the volume's experiment.json replaces OUT's, which differs only in out and "
+                  "replay_port.")
   for action in (status, logs, stop, fetch):
     action.add_argument("out", metavar="OUT", help=out_help)
   fetch.add_argument("dest", metavar="DEST", nargs="?", help="where to copy to (default: OUT)")

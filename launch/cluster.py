@@ -14,11 +14,13 @@
   operator that polls the job's status (without that rule a RayJob is marked failed after 300 s on
   KubeRay 1.7, or never ends on older versions, and the slice is never released).
 
-All pods mount the `PersistentVolumeClaim` named by `volume_claim` (ReadWriteMany, e.g. Filestore or the
-GCS FUSE CSI driver) at `/rlrep-runs`; the run writes `/rlrep-runs/<job name>/`, and a retried driver
-continues from the checkpoint there. Without `--dry-run` they are submitted with `kubectl` and the job is
-followed to its end (unless `--detach`); `rlrep cluster status|logs|stop|fetch OUT` find it again from `--out`
-(see launch/kube.py).
+All pods mount the run's volume at `/rlrep-runs` (`mount_runs`): the ReadWriteMany `PersistentVolumeClaim`
+named by `--volume-claim` (e.g. Filestore), or with `--volume-bucket` a Cloud Storage bucket through GKE's GCS
+FUSE CSI driver, as an inline ephemeral volume (no PersistentVolume or claim to create). The run writes
+`/rlrep-runs/<job name>/`, and a retried driver continues from the checkpoint there.
+
+Without `--dry-run` the manifests are submitted with `kubectl` and the job is followed to its end (unless
+`--detach`); `rlrep cluster status|logs|stop|fetch OUT` find it again from `--out` (see launch/kube.py).
 
 Cloud TPU ships TensorFlow 2.15 for TPUs as a wheel for Python 3.10 outside PyPI, with libtpu 1.9.0; the
 image's `tpu` target installs both (see `docker/Dockerfile`).
@@ -33,9 +35,9 @@ import pathlib
 import re
 import sys
 
+from launch.cluster_config import DNS_LABEL, ClusterConfig
 from launch.experiment import EXPERIMENT_FILE, Experiment, RunFailed, load_experiment, prepare_output_dir
-from launch.program import (LEARNER_HOST_RESOURCE, WORKER_RESOURCE, WORKER_RESOURCE_PER_POD, Role, make_program,
-                            tpu_slice)
+from launch.program import LEARNER_HOST_RESOURCE, WORKER_RESOURCE, WORKER_RESOURCE_PER_POD, Role, make_program
 
 RAY_VERSION = "2.60.0"
 MOUNT = "/rlrep-runs"
@@ -47,7 +49,9 @@ JOB_LABEL = "rlrep.dev/job"
 MAX_JOB_NAME = 47                # KubeRay refuses longer RayJob names (it derives longer names from them)
 FINISHED_CLUSTER_TTL_S = 120     # the slice is released this long after the job ends (time to read the logs)
 MANIFESTS = "manifests"          # under --out
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+GCS_FUSE_ANNOTATION = "gke-gcsfuse/volumes"  # asks GKE's webhook to inject the GCS FUSE sidecar into the pod
+GCS_FUSE_MOUNT_OPTIONS = "implicit-dirs"     # also show directories that other tools made as mere name prefixes
 
 
 def job_name(experiment: Experiment) -> str:
@@ -64,12 +68,6 @@ def render(experiment: Experiment) -> list[dict]:
   name = job_name(experiment)
   roles = make_program(experiment)
   learner = next(role for role in roles if role.kind == "learner")
-  if learner.accelerator == "tpu":
-    tpu = tpu_slice(experiment.tpu_accelerator, experiment.tpu_topology)
-    if tpu.hosts > 1:
-      raise ValueError(f"TPU topology {tpu.topology} spans {tpu.hosts} hosts; rlrep's learner runs on one host "
-                       "(TPUStrategy on the local slice). Choose a single-host topology, e.g. 2x2 or 2x4 for "
-                       "v5e, 2x2x1 for v4.")
   _check_replay_fits_a_worker(experiment)
   cluster_experiment = dataclasses.replace(experiment, mode="cluster", out=f"{MOUNT}/{name}", replay_port=0)
   cpu_need = sum(role.cpus for role in roles if role.placement == WORKER_RESOURCE)
@@ -77,11 +75,11 @@ def render(experiment: Experiment) -> list[dict]:
                           ray_resources={WORKER_RESOURCE: WORKER_RESOURCE_PER_POD}),
             _learner_group(experiment, name, learner)]
   config_map = {"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": f"{name}-experiment", "namespace": experiment.namespace},
+                "metadata": {"name": f"{name}-experiment", "namespace": experiment.cluster.namespace},
                 "data": {EXPERIMENT_FILE: json.dumps(cluster_experiment.to_json(), indent=2)}}
   ray_job = {
       "apiVersion": "ray.io/v1", "kind": "RayJob",
-      "metadata": {"name": name, "namespace": experiment.namespace, "labels": {JOB_LABEL: name}},
+      "metadata": {"name": name, "namespace": experiment.cluster.namespace, "labels": {JOB_LABEL: name}},
       "spec": {
           "entrypoint": f"python -m launch.cluster {CONFIG_MOUNT}/{EXPERIMENT_FILE}",
           "shutdownAfterJobFinishes": True,
@@ -94,7 +92,7 @@ def render(experiment: Experiment) -> list[dict]:
               "workerGroupSpecs": groups}}}
   policy = {
       "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
-      "metadata": {"name": f"{name}-only-own-pods", "namespace": experiment.namespace},
+      "metadata": {"name": f"{name}-only-own-pods", "namespace": experiment.cluster.namespace},
       "spec": {"podSelector": {"matchLabels": {JOB_LABEL: name}},
                "policyTypes": ["Ingress"],
                "ingress": [{"from": [{"podSelector": {"matchLabels": {JOB_LABEL: name}}}]},
@@ -109,7 +107,8 @@ def _dashboard_clients(name: str) -> list[dict]:
   installs both label it component=kuberay-operator); and, for operators that go through the API server
   proxy (GKE's managed Ray add-on, `--use-kubernetes-proxy`), GKE's konnectivity agents."""
   return [{"podSelector": {"matchLabels": {"batch.kubernetes.io/job-name": name}}},
-          {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}}},
+          {"namespaceSelector": {},
+           "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}}},
           {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
            "podSelector": {"matchLabels": {"k8s-app": "konnectivity-agent"}}}]
 
@@ -118,16 +117,34 @@ def _pod(experiment: Experiment, name: str, container: str, cpus: int, extra_lim
          node_selector: dict | None = None) -> dict:
   resources = {"cpu": str(cpus), "memory": f"{cpus * MEMORY_PER_CPU_GIB}Gi", **extra_limits}
   spec = {"containers": [{
-              "name": container, "image": experiment.image,
+              "name": container, "image": experiment.cluster.image,
               "env": [{"name": "MUJOCO_GL", "value": "egl"}, {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"}],
               "resources": {"limits": dict(resources), "requests": dict(resources)},
-              "volumeMounts": [{"name": "runs", "mountPath": MOUNT},
-                               {"name": "experiment", "mountPath": CONFIG_MOUNT, "readOnly": True}]}],
-          "volumes": [{"name": "runs", "persistentVolumeClaim": {"claimName": experiment.volume_claim}},
-                      {"name": "experiment", "configMap": {"name": f"{name}-experiment"}}]}
+              "volumeMounts": [{"name": "experiment", "mountPath": CONFIG_MOUNT, "readOnly": True}]}],
+          "volumes": [{"name": "experiment", "configMap": {"name": f"{name}-experiment"}}]}
   if node_selector:
     spec["nodeSelector"] = node_selector
-  return {"metadata": {"labels": {JOB_LABEL: name}}, "spec": spec}
+  return mount_runs({"metadata": {"labels": {JOB_LABEL: name}}, "spec": spec}, experiment.cluster)
+
+
+def mount_runs(pod: dict, config: ClusterConfig, read_only: bool = False) -> dict:
+  """Adds the run's volume to `pod` (a pod or its template; changed in place) at MOUNT in every container, for
+  the job's pods and fetch's helper pod alike: the claim, or the bucket through the GCS FUSE CSI driver. The
+  driver's sidecar, which runs gcsfuse, joins only pods annotated for it and reads and writes the bucket as the
+  pod's service account (through Workload Identity), so a bucket sets both."""
+  spec = pod["spec"]
+  read_only_flag = {"readOnly": True} if read_only else {}
+  for container in spec["containers"]:
+    container["volumeMounts"].insert(0, {"name": "runs", "mountPath": MOUNT, **read_only_flag})
+  if config.volume_bucket:
+    attributes = {"bucketName": config.volume_bucket, "mountOptions": GCS_FUSE_MOUNT_OPTIONS}
+    source = {"csi": {"driver": GCS_FUSE_DRIVER, **read_only_flag, "volumeAttributes": attributes}}
+    pod["metadata"].setdefault("annotations", {})[GCS_FUSE_ANNOTATION] = "true"
+    spec["serviceAccountName"] = config.service_account
+  else:
+    source = {"persistentVolumeClaim": {"claimName": config.volume_claim, **read_only_flag}}
+  spec["volumes"].insert(0, {"name": "runs", **source})
+  return pod
 
 
 def _worker_group(experiment: Experiment, name: str, group: str, replicas: int, cpus: int, ray_resources: dict,
@@ -146,7 +163,7 @@ def _learner_group(experiment: Experiment, name: str, learner: Role) -> dict:
   host = {LEARNER_HOST_RESOURCE: 1}
   count = str(learner.accelerator_count)
   if learner.accelerator == "tpu":
-    tpu = tpu_slice(experiment.tpu_accelerator, experiment.tpu_topology)
+    tpu = experiment.cluster.tpu
     return _worker_group(experiment, name, "tpu-learner", 1, cpus=8, ray_resources=host,
                          extra_limits={"google.com/tpu": count},
                          node_selector={"cloud.google.com/gke-tpu-accelerator": tpu.accelerator,
@@ -155,7 +172,8 @@ def _learner_group(experiment: Experiment, name: str, learner: Role) -> dict:
   if learner.accelerator == "gpu":
     return _worker_group(experiment, name, "gpu-learner", 1, cpus=8, ray_resources=host,
                          extra_limits={"nvidia.com/gpu": count},
-                         node_selector={"cloud.google.com/gke-accelerator": experiment.gpu_accelerator}, ray_cpus=1)
+                         node_selector={"cloud.google.com/gke-accelerator": experiment.cluster.gpu_accelerator},
+                         ray_cpus=1)
   return _worker_group(experiment, name, "cpu-learner", 1, cpus=math.ceil(learner.cpus), ray_resources=host)
 
 
@@ -174,7 +192,7 @@ def validate(manifests: list[dict]) -> None:
   problems = []
   for manifest in manifests:
     kind, name = manifest.get("kind"), manifest.get("metadata", {}).get("name", "")
-    if not _NAME.match(name):
+    if not DNS_LABEL.match(name):
       problems.append(f"{kind} name {name!r} is not a valid Kubernetes name (lowercase, digits, '-', <= 63)")
     if kind != "RayJob":
       continue
@@ -196,6 +214,11 @@ def validate(manifests: list[dict]) -> None:
                                                 "cloud.google.com/gke-tpu-topology"} <= set(
                                                     template["spec"].get("nodeSelector", {})):
           problems.append(f"{group_name}: TPU pods need gke-tpu-accelerator and gke-tpu-topology node selectors")
+      gcs_fuse = any(volume.get("csi", {}).get("driver") == GCS_FUSE_DRIVER for volume in template["spec"]["volumes"])
+      if gcs_fuse and (template["metadata"].get("annotations", {}).get(GCS_FUSE_ANNOTATION) != "true"
+                       or not template["spec"].get("serviceAccountName")):
+        problems.append(f"{group_name}: a GCS FUSE volume needs the {GCS_FUSE_ANNOTATION}: \"true\" annotation "
+                        "(else nothing mounts it and the pod never starts) and a serviceAccountName")
   if problems:
     raise ValueError("invalid cluster manifests:\n  - " + "\n  - ".join(problems))
 

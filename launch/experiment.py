@@ -1,8 +1,9 @@
 """One experiment description, consumed unchanged by every launch mode.
 
-An `Experiment` names the agent and task, the agent's own config, the scale (actors, replicas) and the budget
-and logging cadence. It is saved as `experiment.json` in the output directory, which is how `--resume`
-knows what it continues and how a directory holding another experiment is recognised.
+An `Experiment` names the agent and task, the agent's own config, the scale (actors, replicas), the budget
+and logging cadence, and cluster mode's own settings (`ClusterConfig`). It is saved as `experiment.json` in the
+output directory, which is how `--resume` knows what it continues and how a directory holding another experiment
+is recognised.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import shutil
 from typing import Any
 
 import agents
+from launch.cluster_config import ClusterConfig
 
 
 class RunFailed(RuntimeError):
@@ -45,12 +47,7 @@ class Experiment:
     checkpoint_every_s: seconds between learner checkpoints (and one at the end).
     publish_every_steps: learner steps between weight publications to actors.
     replay_port: Reverb port; 0 picks a free one.
-    image: container image for cluster pods, built from docker/Dockerfile and pushed where GKE can pull it.
-    namespace: Kubernetes namespace for cluster mode.
-    tpu_accelerator: GKE TPU type for a tpu learner (node label cloud.google.com/gke-tpu-accelerator).
-    tpu_topology: TPU slice topology for a tpu learner, e.g. 2x2 (one host, 4 chips).
-    gpu_accelerator: GKE GPU type for a gpu learner (node label cloud.google.com/gke-accelerator).
-    volume_claim: ReadWriteMany PersistentVolumeClaim every cluster pod mounts for the run's outputs.
+    cluster: cluster mode's image, namespace, accelerators and output volume (launch/cluster_config.py).
     agent_config: the agent's settings (see agents/<agent>/config.py).
   """
   agent: str = agents.DEFAULT_AGENT
@@ -70,12 +67,7 @@ class Experiment:
   checkpoint_every_s: float = 600.0
   publish_every_steps: int = 10
   replay_port: int = 0
-  image: str = "rlrep:0.1.0"
-  namespace: str = "default"
-  tpu_accelerator: str = "tpu-v5-lite-podslice"
-  tpu_topology: str = "2x2"
-  gpu_accelerator: str = "nvidia-l4"
-  volume_claim: str = "rlrep-runs"
+  cluster: ClusterConfig = dataclasses.field(default_factory=ClusterConfig)
   agent_config: Any = dataclasses.field(default_factory=lambda: agents.get(agents.DEFAULT_AGENT).config())
 
   OPTION_GROUPS = {
@@ -83,8 +75,6 @@ class Experiment:
       "scale and processes": ("mode", "actors", "envs_per_actor", "replicas", "publish_every_steps", "replay_port"),
       "evaluation, logs and checkpoints": ("eval_every_frames", "eval_episodes", "video_format", "video_size",
                                            "log_every_s", "checkpoint_every_s"),
-      "cluster mode (--mode cluster only)": ("image", "namespace", "tpu_accelerator", "tpu_topology",
-                                             "gpu_accelerator", "volume_claim"),
   }
 
   def __post_init__(self):
@@ -136,7 +126,10 @@ class Experiment:
     for field in dataclasses.fields(config_class):  # JSON has lists where the config has tuples
       if isinstance(agent_config.get(field.name), list):
         agent_config[field.name] = tuple(agent_config[field.name])
-    return cls(**{**data, "agent_config": config_class(**agent_config)})
+    cluster_fields = {field.name for field in dataclasses.fields(ClusterConfig)}  # at the top level in older files
+    rest = {key: value for key, value in data.items() if key not in cluster_fields}
+    return cls(**{**rest, "cluster": ClusterConfig.from_experiment_json(data),
+                  "agent_config": config_class(**agent_config)})
 
 
 EXPERIMENT_FILE = "experiment.json"

@@ -11,12 +11,12 @@ the Warning events of the job's objects (why a pod cannot be scheduled, a quota 
 that cannot be pulled) and copies the driver's log from the submitter pod (`ray job submit` tails the driver),
 one stream per attempt: a retried job gets a new Ray cluster and its log follows.
 
-Outputs: the run writes `/rlrep-runs/<job name>/` on the ReadWriteMany claim. The job's Ray cluster (and its
-submitter pod, hence the driver's log) is deleted 120 s after the job ends, so no pod of the job may be left to
-copy from. `fetch` therefore starts a short-lived helper pod, `<job name>-fetch`: the run's image (the cluster
-can pull it and it has `tar`, which `kubectl cp` needs), the claim mounted read-only, nothing but `sleep`,
-deleted when the copy ends and by Kubernetes after an hour at the latest (`activeDeadlineSeconds`). It copies
-with `kubectl cp` while the job runs too, as a snapshot.
+Outputs: the run writes `/rlrep-runs/<job name>/` on its volume, the ReadWriteMany claim or the GCS FUSE bucket.
+The job's Ray cluster (and its submitter pod, hence the driver's log) is deleted 120 s after the job ends, so no
+pod of the job may be left to copy from. `fetch` therefore starts a short-lived helper pod, `<job name>-fetch`:
+the run's image (the cluster can pull it and it has `tar`, which `kubectl cp` needs), the same volume mounted
+read-only, nothing but `sleep`, deleted when the copy ends and by Kubernetes after an hour at the latest
+(`activeDeadlineSeconds`). It copies with `kubectl cp` while the job runs too, as a snapshot.
 """
 
 from __future__ import annotations
@@ -33,13 +33,15 @@ import sys
 import threading
 import time
 
-from launch.cluster import FINISHED_CLUSTER_TTL_S, JOB_LABEL, MANIFESTS, MOUNT
+from launch.cluster import FINISHED_CLUSTER_TTL_S, GCS_FUSE_DRIVER, JOB_LABEL, MANIFESTS, MOUNT, mount_runs
+from launch.cluster_config import ClusterConfig
 from launch.experiment import EXPERIMENT_FILE, RunFailed
 
 POLL_S = 10.0                 # between status polls while following a job
 LOG_DRAIN_S = 30.0            # how long the log stream may take to end once the job has ended
 FETCH_POD_LIFETIME_S = 3600   # the helper pod's upper bound, should `fetch` be interrupted
 FETCH_START_TIMEOUT_S = 600   # pulling a large (TPU) image onto a node can take minutes
+FETCH_CONTAINER = "fetch"     # named in exec and cp: a GCS FUSE pod has a second container, the sidecar
 TERMINAL = ("Complete", "Failed")  # KubeRay's final jobDeploymentStatus values
 KUBERAY_INSTALL = ("install the KubeRay operator >= 1.2: on GKE enable the Ray operator add-on (`gcloud container "
                    "clusters update CLUSTER --location LOCATION --update-addons=RayOperator=ENABLED`), elsewhere "
@@ -60,9 +62,11 @@ _HINTS = [  # (what kubectl or an event says, what to do); the first match appli
     (r"Insufficient (google\.com/tpu|nvidia\.com/gpu)", "no node with a free accelerator of this kind: check that "
      "the node pool exists with the --tpu-accelerator/--tpu-topology (or --gpu-accelerator) asked for, its "
      "autoscaling limits, and the project's TPU/GPU quota in its zone."),
+    (r"GCS bucket|gcsfuse|storage service", "the bucket could not be mounted: check that it exists and that the pods' "
+     "--service-account may read and write it through Workload Identity (see the README's cluster section)."),
     (r"forbidden", "your account may not do this in this namespace: it needs create, get, list, watch and delete "
-     "on rayjobs.ray.io, configmaps, networkpolicies and pods, plus pods/log and pods/exec (ask the cluster's "
-     "admin for such a Role)."),
+     "on rayjobs.ray.io, configmaps, networkpolicies and pods, plus pods/log, pods/exec and get on "
+     "persistentvolumeclaims and serviceaccounts (ask the cluster's admin for such a Role)."),
 ]
 
 
@@ -107,8 +111,7 @@ class Job:
   name: str
   namespace: str
   out: pathlib.Path
-  image: str
-  volume_claim: str
+  cluster: ClusterConfig
 
   @classmethod
   def from_out(cls, out: str | pathlib.Path) -> "Job":
@@ -123,7 +126,7 @@ class Job:
                        "--out given to `rlrep train --mode cluster`.")
     experiment = json.loads((out / EXPERIMENT_FILE).read_text())
     return cls(name=jobs[0]["metadata"]["name"], namespace=jobs[0]["metadata"].get("namespace", "default"), out=out,
-               image=experiment["image"], volume_claim=experiment["volume_claim"])
+               cluster=ClusterConfig.from_experiment_json(experiment))
 
   @property
   def manifests(self) -> pathlib.Path:
@@ -131,7 +134,7 @@ class Job:
 
 
 def check_cluster(job: Job) -> None:
-  """Before submitting: a context, KubeRay's RayJob CRD (>= 1.2), the claim, and no RayJob of this name."""
+  """Before submitting: a context, KubeRay's RayJob CRD (>= 1.2), the volume, and no RayJob of this name."""
   try:
     kubectl("config", "current-context")
   except KubectlFailed as error:
@@ -149,17 +152,10 @@ def check_cluster(job: Job) -> None:
     if "backoffLimit" not in spec:
       raise ValueError("the cluster's RayJob CRD has no ray.io/v1 spec.backoffLimit, so its KubeRay operator is older "
                        "than 1.2: upgrade the operator and its CRDs (rlrep retries a failed driver with it).")
-  try:
-    modes = kubectl("get", "pvc", job.volume_claim, "-n", job.namespace, "-o", "jsonpath={.spec.accessModes}")
-  except KubectlFailed as error:
-    if not error.not_found:
-      raise
-    raise ValueError(f"no PersistentVolumeClaim {job.volume_claim} in namespace {job.namespace}: create a "
-                     "ReadWriteMany claim (Filestore or GCS FUSE; see the README's cluster section) or name another "
-                     "with --volume-claim.") from None
-  if "ReadWriteMany" not in modes:
-    raise ValueError(f"PersistentVolumeClaim {job.volume_claim} is not ReadWriteMany (access modes {modes}): every pod "
-                     "of the job mounts it, on different nodes. Use a ReadWriteMany claim (--volume-claim).")
+  if job.cluster.volume_bucket:
+    _check_bucket_access(job)
+  else:
+    _check_claim(job)
   try:
     status = job_status(job)
   except RunFailed:
@@ -167,6 +163,45 @@ def check_cluster(job: Job) -> None:
   raise ValueError(f"RayJob {job.name} already exists in namespace {job.namespace} ({describe(status)}); applying "
                    f"it again would not start a new run. `rlrep cluster stop {job.out}` deletes it (the outputs on "
                    "the volume stay), or choose another --out.")
+
+
+def _check_claim(job: Job) -> None:
+  """The claim exists and every pod can mount it, on whatever node it runs."""
+  claim = job.cluster.volume_claim
+  try:
+    modes = kubectl("get", "pvc", claim, "-n", job.namespace, "-o", "jsonpath={.spec.accessModes}")
+  except KubectlFailed as error:
+    if not error.not_found:
+      raise
+    raise ValueError(f"no PersistentVolumeClaim {claim} in namespace {job.namespace}: create a ReadWriteMany claim "
+                     "(e.g. Filestore; see the README's cluster section), name another with --volume-claim, or "
+                     "write to a Cloud Storage bucket with --volume-bucket.") from None
+  if "ReadWriteMany" not in modes:
+    raise ValueError(f"PersistentVolumeClaim {claim} is not ReadWriteMany (access modes {modes}): every pod of the "
+                     "job mounts it, on different nodes. Use a ReadWriteMany claim (--volume-claim).")
+
+
+def _check_bucket_access(job: Job) -> None:
+  """The cluster runs the GCS FUSE CSI driver and the namespace has the service account the pods mount it as.
+  Whether Workload Identity lets that account use the bucket only the mount can tell: its events say so."""
+  try:
+    kubectl("get", "csidriver", GCS_FUSE_DRIVER, "-o", "name")
+  except KubectlFailed as error:
+    if error.not_found:
+      raise ValueError(f"the cluster has no GCS FUSE CSI driver ({GCS_FUSE_DRIVER}), which --volume-bucket needs: "
+                       "enable it (`gcloud container clusters update CLUSTER --location LOCATION --update-addons "
+                       "GcsFuseCsiDriver=ENABLED`) or write to a ReadWriteMany claim with --volume-claim.") from None
+    # reading cluster-wide objects needs a permission many accounts lack: then the pods' events will tell
+  account = job.cluster.service_account
+  try:
+    kubectl("get", "serviceaccount", account, "-n", job.namespace, "-o", "name")
+  except KubectlFailed as error:
+    if not error.not_found:
+      raise
+    raise ValueError(f"no ServiceAccount {account} in namespace {job.namespace}, which the pods mount "
+                     f"gs://{job.cluster.volume_bucket} as: create it (`kubectl create serviceaccount {account} -n "
+                     f"{job.namespace}`) and let it use the bucket through Workload Identity (see the README's cluster "
+                     "section), or name another with --service-account.") from None
 
 
 def submit(job: Job) -> None:
@@ -343,22 +378,22 @@ def stop(job: Job) -> str:
   return deleted or f"nothing to stop: none of {job.name}'s objects exist in namespace {job.namespace}."
 
 
-def fetch_pod(job: Job) -> dict:
-  """The helper pod `fetch` copies from (see the module's docstring)."""
-  return {"apiVersion": "v1", "kind": "Pod",
-          "metadata": {"name": f"{job.name}-fetch", "namespace": job.namespace, "labels": {JOB_LABEL: job.name}},
-          "spec": {"restartPolicy": "Never", "activeDeadlineSeconds": FETCH_POD_LIFETIME_S,
-                   "containers": [{"name": "fetch", "image": job.image, "command": ["sleep", str(FETCH_POD_LIFETIME_S)],
-                                   "resources": {"requests": {"cpu": "250m", "memory": "512Mi"},
-                                                 "limits": {"cpu": "1", "memory": "1Gi"}},
-                                   "volumeMounts": [{"name": "runs", "mountPath": MOUNT, "readOnly": True}]}],
-                   "volumes": [{"name": "runs", "persistentVolumeClaim": {"claimName": job.volume_claim,
-                                                                          "readOnly": True}}]}}
+def fetch_pod(job: Job, image: str | None = None) -> dict:
+  """The helper pod `fetch` copies from (see the module's docstring); `image` replaces the run's."""
+  container = {"name": FETCH_CONTAINER, "image": image or job.cluster.image,
+               "command": ["sleep", str(FETCH_POD_LIFETIME_S)],
+               "resources": {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}},
+               "volumeMounts": []}
+  pod = {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": f"{job.name}-fetch", "namespace": job.namespace, "labels": {JOB_LABEL: job.name}},
+         "spec": {"restartPolicy": "Never", "activeDeadlineSeconds": FETCH_POD_LIFETIME_S, "containers": [container],
+                  "volumes": []}}
+  return mount_runs(pod, job.cluster, read_only=True)
 
 
-def fetch(job: Job, dest: pathlib.Path) -> None:
+def fetch(job: Job, dest: pathlib.Path, image: str | None = None) -> None:
   """Copies the run's directory on the volume into `dest` through a short-lived helper pod."""
-  pod = fetch_pod(job)
+  pod = fetch_pod(job, image)
   name, source = pod["metadata"]["name"], f"{MOUNT}/{job.name}"
   kubectl("apply", "-f", "-", stdin=json.dumps(pod))
   try:
@@ -369,14 +404,14 @@ def fetch(job: Job, dest: pathlib.Path) -> None:
       why = "\n  ".join(w for w in warnings(job) if name in w) or "(no warning events)"
       raise ValueError(f"the helper pod {name} did not start: {error.stderr}\n  {why}") from None
     try:
-      kubectl("exec", "-n", job.namespace, name, "--", "test", "-d", source)
+      kubectl("exec", "-n", job.namespace, name, "-c", FETCH_CONTAINER, "--", "test", "-d", source)
     except KubectlFailed as error:
       if "exit code" not in error.stderr:
         raise
-      raise RunFailed(f"the volume {job.volume_claim} has no {source}: the job has written nothing yet (its driver "
-                      "creates it when it starts).") from None
+      raise RunFailed(f"the volume ({job.cluster.volume}) has no {source}: the job has written nothing yet (its "
+                      "driver creates it when it starts).") from None
     dest.mkdir(parents=True, exist_ok=True)
-    kubectl("cp", "-n", job.namespace, f"{name}:{source}", str(dest))
+    kubectl("cp", "-n", job.namespace, "-c", FETCH_CONTAINER, f"{name}:{source}", str(dest))
   finally:
     with contextlib.suppress(KubectlFailed):  # else Kubernetes ends the pod at its deadline
       kubectl("delete", "-n", job.namespace, f"pod/{name}", "--ignore-not-found", "--wait=false")

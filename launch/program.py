@@ -12,23 +12,8 @@ cluster mode also sizes the Kubernetes worker groups from them.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from launch.experiment import Experiment
-
-# The TPU slice shapes GKE offers, by accelerator type. Only TPU generations whose runtime still ships for
-# TensorFlow 2.15 (libtpu 1.9.0; dm-reverb 0.14 needs exactly TF 2.15) are accepted.
-TPU_TOPOLOGIES = {
-    "tpu-v4-podslice": ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8"),
-    "tpu-v5p-slice": ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8"),
-    "tpu-v5-lite-podslice": ("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
-}
-TPU_ACCELERATORS = tuple(TPU_TOPOLOGIES)
-_SINGLE_HOST_MAX_CHIPS = {"tpu-v4-podslice": 4, "tpu-v5p-slice": 4, "tpu-v5-lite-podslice": 8}
-_UNSUPPORTED_TPUS = {
-    "tpu-v6e-slice": "TPU v6e (Trillium) came after libtpu 1.9.0, the last TPU runtime for TensorFlow 2.15, "
-                     "which rlrep's dm-reverb 0.14 requires",
-}
 
 # Custom Ray resources that place roles in cluster mode: only the learner's pod advertises the first and only
 # CPU worker pods the second, so no actor or replay can take the CPU the learner's pod offers, whichever pod
@@ -62,44 +47,12 @@ class Role:
   placement: str | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class TPUSlice:
-  """A TPU slice: its GKE accelerator type, topology, chip count and hosts."""
-  accelerator: str
-  topology: str
-  chips: int
-  hosts: int
-
-  @property
-  def chips_per_host(self) -> int:
-    return self.chips // self.hosts
-
-
-def tpu_slice(accelerator: str, topology: str) -> TPUSlice:
-  """Chips and hosts of a GKE TPU slice, e.g. v5e 2x2 = 4 chips on one host; v4 2x2x2 = 8 chips on 2 hosts.
-
-  >>> tpu_slice("tpu-v5-lite-podslice", "2X4")
-  TPUSlice(accelerator='tpu-v5-lite-podslice', topology='2x4', chips=8, hosts=1)
-  """
-  if accelerator in _UNSUPPORTED_TPUS:
-    raise ValueError(f"{accelerator}: {_UNSUPPORTED_TPUS[accelerator]}. Use one of {', '.join(TPU_ACCELERATORS)}.")
-  if accelerator not in TPU_TOPOLOGIES:
-    raise ValueError(f"unknown TPU accelerator {accelerator!r}; use one of {', '.join(TPU_ACCELERATORS)}.")
-  topology = topology.lower()
-  if topology not in TPU_TOPOLOGIES[accelerator]:
-    raise ValueError(f"TPU topology {topology!r} is not a slice GKE offers for {accelerator}; its topologies are "
-                     f"{', '.join(TPU_TOPOLOGIES[accelerator])}.")
-  chips = math.prod(int(d) for d in topology.split("x"))
-  single_host = chips <= _SINGLE_HOST_MAX_CHIPS[accelerator]
-  return TPUSlice(accelerator, topology, chips, 1 if single_host else chips // 4)
-
-
 def learner_devices(experiment: Experiment) -> tuple[str | None, int, float]:
   """(accelerator, count, cpus) for the learner described by `experiment.replicas`."""
   import rlrep
   spec = rlrep.parse_spec(experiment.replicas)
   if spec.kind == "tpu":
-    return "tpu", tpu_slice(experiment.tpu_accelerator, experiment.tpu_topology).chips_per_host, 1.0
+    return "tpu", experiment.cluster.tpu.chips_per_host, 1.0
   if spec.kind == "gpu":
     return "gpu", spec.count or 1, 1.0
   if spec.kind == "cpu":

@@ -89,12 +89,15 @@ def check_replay_fits(experiment: Experiment, memory_bytes: int | None = None) -
         "the replay where the memory is (--mode cluster).")
 
 
-def resolve_experiment(experiment: Experiment | None, resume: str | None, overrides: dict) -> Experiment:
-  """The experiment to run: the saved one when resuming (with `overrides`, e.g. a larger --frames)."""
+def resolve_experiment(experiment: Experiment | None, resume: str | None, overrides: dict,
+                       cluster_overrides: dict | None = None) -> Experiment:
+  """The experiment to run: the saved one when resuming (with `overrides`, e.g. a larger --frames, and
+  `cluster_overrides` of its cluster settings, e.g. another --image)."""
   if resume is None:
     return experiment
   saved = load_experiment(resume)
-  return dataclasses.replace(saved, out=str(pathlib.Path(resume)), **overrides)
+  cluster = dataclasses.replace(saved.cluster, **(cluster_overrides or {}))
+  return dataclasses.replace(saved, out=str(pathlib.Path(resume)), cluster=cluster, **overrides)
 
 
 def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = False, dry_run: bool = False,

@@ -7,6 +7,8 @@ import imageio.v2 as imageio
 import pytest
 
 from launch import cli
+from launch.cluster_config import ClusterConfig
+from launch.experiment import Experiment
 
 
 def _rlrep(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -45,3 +47,22 @@ def test_bad_task_is_a_clear_error_with_exit_code_2(capsys):
 def test_rollout_refuses_non_positive_steps(steps, capsys):
   assert cli.main(["rollout", "--steps", steps, "--out", "unused"]) == 2
   assert "steps must be >= 1" in capsys.readouterr().err
+
+
+def test_cluster_settings_have_their_own_help_group():
+  help_text = cli.build_parser()._subparsers._group_actions[0].choices["train"].format_help()
+  before, after = help_text.split("\nrun:\n")[1].split("\ncluster mode (--mode cluster only):\n")  # no usage
+  group = after.split("\n\n")[0]
+  for flag in ("--image", "--namespace", "--tpu-accelerator", "--tpu-topology", "--gpu-accelerator", "--volume-claim",
+               "--volume-bucket", "--service-account", "--dry-run", "--detach"):
+    assert f"{flag} " in group and f"{flag} " not in before
+  assert "--actors " in before and "--actors " not in after
+
+
+def test_the_first_lines_list_cluster_settings_only_in_cluster_mode():
+  for mode in ("inprocess", "local", "cluster"):
+    experiment = Experiment(mode=mode, cluster=ClusterConfig(volume_bucket="team-runs"))
+    summary = cli.settings_summary(experiment, {"mode": "flag", "volume_bucket": "flag"})
+    for setting in ("volume_bucket=team-runs", "image=rlrep:0.1.0", "namespace=default", "service_account=rlrep"):
+      assert (setting in summary) == (mode == "cluster"), (mode, setting)
+    assert "actors=1" in summary and "batch_size=" in summary

@@ -8,6 +8,7 @@ import yaml
 
 from launch import cli, cluster
 from agents.d4pg import D4PGConfig
+from launch.cluster_config import ClusterConfig
 from launch.experiment import Experiment, RunFailed
 from launch.program import LEARNER_HOST_RESOURCE, WORKER_RESOURCE
 
@@ -20,9 +21,15 @@ def _groups(manifests):
   return {g["groupName"]: g for g in _by_kind(manifests)["RayJob"]["spec"]["rayClusterSpec"]["workerGroupSpecs"]}
 
 
+def _templates(manifests):
+  """Every pod template of the RayJob: the head's and each worker group's."""
+  return [_by_kind(manifests)["RayJob"]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"],
+          *(group["template"] for group in _groups(manifests).values())]
+
+
 def test_a_tpu_learner_gets_its_own_group_with_selectors_and_chip_limits():
-  manifests = cluster.render(Experiment(out="runs/Walker_Pixels", replicas="tpu", actors=10,
-                                        tpu_accelerator="tpu-v5-lite-podslice", tpu_topology="2x4"))
+  manifests = cluster.render(Experiment(out="runs/Walker_Pixels", replicas="tpu", actors=10, cluster=ClusterConfig(
+      tpu_accelerator="tpu-v5-lite-podslice", tpu_topology="2x4")))
   cluster.validate(manifests)
   tpu = _groups(manifests)["tpu-learner"]
   pod = tpu["template"]["spec"]
@@ -62,17 +69,13 @@ def test_the_network_policy_admits_only_the_jobs_own_pods():
   # The KubeRay operator polls the job from its own pod, in whatever namespace it was installed in.
   assert operator["from"] == [{"namespaceSelector": {},
                                "podSelector": {"matchLabels": {"app.kubernetes.io/component": "kuberay-operator"}}}]
-  for template in [_by_kind(manifests)["RayJob"]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"],
-                   *(g["template"] for g in _groups(manifests).values())]:
+  for template in _templates(manifests):
     assert template["metadata"]["labels"] == label  # every pod is covered by the policy
   assert set(_groups(manifests)) == {"cpu", "cpu-learner"}
 
 
-@pytest.mark.parametrize("settings, message", [
+@pytest.mark.parametrize("settings, message", [  # bad TPU slices are refused sooner: test_cluster_config.py
     ({"replicas": "auto"}, "name the learner's devices"),
-    ({"replicas": "tpu", "tpu_accelerator": "tpu-v4-podslice", "tpu_topology": "2x2x2"}, "spans 2 hosts"),
-    ({"replicas": "tpu", "tpu_topology": "3x3"}, "not a slice GKE offers"),
-    ({"replicas": "tpu", "tpu_accelerator": "tpu-v6e-slice"}, "the last TPU runtime for TensorFlow 2.15"),
     ({"replicas": "tpu", "frames": 10_000_000, "agent_config": D4PGConfig(max_replay_size=2_000_000)},
      "more than 80% of a CPU worker pod's 17.2 GB of memory: lower --max-replay-size to at most 619,317"),
 ])
@@ -82,15 +85,37 @@ def test_unrenderable_settings_are_refused(settings, message):
 
 
 def test_validation_catches_what_the_cluster_would_reject():
-  manifests = cluster.render(Experiment(out="runs/x", replicas="tpu"))
+  manifests = cluster.render(Experiment(out="runs/x", replicas="tpu", cluster=ClusterConfig(volume_bucket="runs-b")))
   tpu_pod = _groups(manifests)["tpu-learner"]["template"]["spec"]
   tpu_pod["containers"][0]["resources"]["requests"]["google.com/tpu"] = "2"
   del tpu_pod["nodeSelector"]
+  del _templates(manifests)[0]["metadata"]["annotations"]  # the head's: no sidecar, so nothing would mount it
+  del _groups(manifests)["cpu"]["template"]["spec"]["serviceAccountName"]
   manifests[0]["metadata"]["name"] = "Bad_Name"
   with pytest.raises(ValueError) as error:
     cluster.validate(manifests)
-  for problem in ("limits and requests must be equal", "node selectors", "not a valid Kubernetes name"):
+  for problem in ("limits and requests must be equal", "node selectors", "not a valid Kubernetes name",
+                  "head: a GCS FUSE volume needs the gke-gcsfuse/volumes", "cpu: a GCS FUSE volume needs"):
     assert problem in str(error.value)
+
+
+def test_every_pod_mounts_the_claim_by_default_and_the_bucket_through_gcs_fuse_when_given():
+  for template in _templates(cluster.render(Experiment(out="runs/x", replicas="tpu"))):
+    runs = template["spec"]["volumes"][0]
+    assert runs == {"name": "runs", "persistentVolumeClaim": {"claimName": "rlrep-runs"}}
+    assert "annotations" not in template["metadata"] and "serviceAccountName" not in template["spec"]
+  config = ClusterConfig(volume_bucket="team-runs", service_account="rlrep-writer")
+  templates = _templates(cluster.render(Experiment(out="runs/x", replicas="gpu:1", cluster=config)))
+  assert len(templates) == 3  # head, CPU workers, GPU learner
+  for template in templates:
+    spec = template["spec"]
+    assert spec["volumes"][0] == {"name": "runs", "csi": {
+        "driver": "gcsfuse.csi.storage.gke.io",
+        "volumeAttributes": {"bucketName": "team-runs", "mountOptions": "implicit-dirs"}}}
+    assert not any("persistentVolumeClaim" in volume for volume in spec["volumes"])
+    assert spec["containers"][0]["volumeMounts"][0] == {"name": "runs", "mountPath": "/rlrep-runs"}
+    assert template["metadata"]["annotations"] == {"gke-gcsfuse/volumes": "true"}
+    assert spec["serviceAccountName"] == "rlrep-writer"
 
 
 def test_dry_run_writes_yaml_manifests(tmp_path, capsys):
@@ -183,8 +208,8 @@ def test_in_a_ray_cluster_the_learner_gets_the_tpu_pod_even_when_that_pod_joins_
       def node(self) -> str:
         return ray.get_runtime_context().get_node_id()
 
-    handles = {role.name: Where.options(**local.ray_options(role, placement=True)).remote()
-               for role in make_program(Experiment(replicas="tpu", tpu_topology="2x2", actors=1))}
+    program = make_program(Experiment(replicas="tpu", actors=1, cluster=ClusterConfig(tpu_topology="2x2")))
+    handles = {role.name: Where.options(**local.ray_options(role, placement=True)).remote() for role in program}
     placed = {name: ray.get(handle.node.remote(), timeout=120) for name, handle in handles.items()}
   finally:
     ray.shutdown()

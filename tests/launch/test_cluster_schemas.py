@@ -14,7 +14,8 @@ import jsonschema
 import pytest
 import yaml
 
-from launch import cluster
+from launch import cluster, kube
+from launch.cluster_config import ClusterConfig
 from launch.experiment import Experiment
 
 SCHEMAS = pathlib.Path(__file__).parent / "schemas"
@@ -24,19 +25,26 @@ OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 KINDS = {"ConfigMap": "io.k8s.api.core.v1.ConfigMap", "NetworkPolicy": "io.k8s.api.networking.v1.NetworkPolicy"}
 
 V5E, V4, V5P = "tpu-v5-lite-podslice", "tpu-v4-podslice", "tpu-v5p-slice"
+BUCKET = ClusterConfig(volume_bucket="rlrep-runs-bucket", service_account="rlrep-writer")
 VARIANTS = {
-    "tpu-v5e-1x1": {"replicas": "tpu", "tpu_accelerator": V5E, "tpu_topology": "1x1"},
-    "tpu-v5e-2x2": {"replicas": "tpu", "tpu_accelerator": V5E, "tpu_topology": "2x2"},
-    "tpu-v5e-2x4": {"replicas": "tpu", "tpu_accelerator": V5E, "tpu_topology": "2x4"},
-    "tpu-v4-2x2x1": {"replicas": "tpu", "tpu_accelerator": V4, "tpu_topology": "2x2x1"},
-    "tpu-v5p-2x2x1": {"replicas": "tpu", "tpu_accelerator": V5P, "tpu_topology": "2x2x1"},
+    "tpu-v5e-1x1": {"replicas": "tpu", "cluster": ClusterConfig(tpu_accelerator=V5E, tpu_topology="1x1")},
+    "tpu-v5e-2x2": {"replicas": "tpu", "cluster": ClusterConfig(tpu_accelerator=V5E, tpu_topology="2x2")},
+    "tpu-v5e-2x4": {"replicas": "tpu", "cluster": ClusterConfig(tpu_accelerator=V5E, tpu_topology="2x4")},
+    "tpu-v4-2x2x1": {"replicas": "tpu", "cluster": ClusterConfig(tpu_accelerator=V4, tpu_topology="2x2x1")},
+    "tpu-v5p-2x2x1": {"replicas": "tpu", "cluster": ClusterConfig(tpu_accelerator=V5P, tpu_topology="2x2x1")},
     "gpu-1": {"replicas": "gpu:1"},
-    "gpu-4-a100": {"replicas": "gpu:4", "gpu_accelerator": "nvidia-tesla-a100"},
+    "gpu-4-a100": {"replicas": "gpu:4", "cluster": ClusterConfig(gpu_accelerator="nvidia-tesla-a100")},
     "cpu-1": {"replicas": "cpu:1"},
     "cpu-4": {"replicas": "cpu:4"},
-    "tpu-16-actors-4-envs": {"replicas": "tpu", "tpu_accelerator": V5E, "tpu_topology": "2x4", "actors": 16,
-                             "envs_per_actor": 4},
-    "gpu-64-actors": {"replicas": "gpu:2", "actors": 64, "namespace": "rl-team"},
+    "tpu-16-actors-4-envs": {"replicas": "tpu", "actors": 16, "envs_per_actor": 4,
+                             "cluster": ClusterConfig(tpu_accelerator=V5E, tpu_topology="2x4")},
+    "gpu-64-actors": {"replicas": "gpu:2", "actors": 64, "cluster": ClusterConfig(namespace="rl-team")},
+    "tpu-v5e-2x4-gcs-bucket": {"replicas": "tpu", "cluster": ClusterConfig(
+        tpu_accelerator=V5E, tpu_topology="2x4", volume_bucket="rlrep-runs-bucket", service_account="rlrep-writer")},
+    "gpu-1-gcs-bucket": {"replicas": "gpu:1", "cluster": BUCKET},
+    "cpu-4-gcs-bucket-other-namespace": {"replicas": "cpu:4", "cluster": ClusterConfig(
+        namespace="rl-team", volume_bucket="team.runs", service_account="default")},
+    "cpu-1-other-claim": {"replicas": "cpu:1", "cluster": ClusterConfig(volume_claim="team-runs.v2")},
 }
 
 
@@ -135,7 +143,24 @@ def test_every_manifest_matches_kuberay_and_kubernetes_schemas(tmp_path, setting
 
 def test_tpu_v6e_is_refused_rather_than_rendered():
   with pytest.raises(ValueError, match="TPU v6e .* the last TPU runtime for TensorFlow 2.15"):
-    cluster.render(Experiment(out="runs/x", replicas="tpu", tpu_accelerator="tpu-v6e-slice", tpu_topology="2x2"))
+    cluster.render(Experiment(out="runs/x", replicas="tpu", cluster=ClusterConfig(tpu_accelerator="tpu-v6e-slice")))
+
+
+@pytest.mark.parametrize("config", [ClusterConfig(), BUCKET], ids=["claim", "gcs-bucket"])
+def test_fetchs_helper_pod_matches_the_kubernetes_schemas_and_mounts_what_the_job_does(tmp_path, config):
+  """A Pod is apiVersion, kind and a pod template's metadata and spec (the trimmed definitions hold no Pod)."""
+  pod = kube.fetch_pod(kube.Job(name="rlrep-walker", namespace="default", out=tmp_path, cluster=config))
+  assert set(pod) == {"apiVersion", "kind", "metadata", "spec"} and (pod["apiVersion"], pod["kind"]) == ("v1", "Pod")
+  template = {"metadata": pod["metadata"], "spec": pod["spec"]}
+  assert [problem for kubernetes in KUBERNETES
+          for problem in problems(template, _kind(kubernetes, "io.k8s.api.core.v1.PodTemplateSpec"), kubernetes)] == []
+  head = _written(tmp_path, replicas="cpu:1", cluster=config)[1]["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]
+  job_volume = head["spec"]["volumes"][0]
+  [kind] = set(job_volume) - {"name"}  # persistentVolumeClaim or csi
+  assert pod["spec"]["volumes"] == [{**job_volume, kind: {**job_volume[kind], "readOnly": True}}]  # read-only
+  assert pod["spec"]["containers"][0]["volumeMounts"] == [{"name": "runs", "mountPath": "/rlrep-runs", "readOnly": True}]
+  assert pod["metadata"].get("annotations") == head["metadata"].get("annotations")
+  assert pod["spec"].get("serviceAccountName") == head["spec"].get("serviceAccountName")
 
 
 def test_the_checks_name_misspelled_fields_wrong_types_and_missing_fields(tmp_path):

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from agents.d4pg import D4PGConfig
+from launch.cluster_config import ClusterConfig
 from launch.experiment import Experiment, load_experiment, prepare_output_dir
 
 
@@ -18,10 +19,24 @@ def test_every_problem_is_listed_at_once():
 
 def test_a_saved_experiment_loads_back_equal_with_tuples_restored(tmp_path):
   experiment = Experiment(task="cartpole-swingup", envs_per_actor=4, out=str(tmp_path / "run"),
+                          cluster=ClusterConfig(image="r/rlrep:1", volume_bucket="runs-bucket"),
                           agent_config=D4PGConfig(hidden_sizes=(64, 32), batch_size=32))
   prepare_output_dir(experiment, resume=False, overwrite=False)
-  assert json.loads((tmp_path / "run" / "experiment.json").read_text())["agent_config"]["hidden_sizes"] == [64, 32]
+  saved = json.loads((tmp_path / "run" / "experiment.json").read_text())
+  assert saved["agent_config"]["hidden_sizes"] == [64, 32]
+  assert saved["cluster"]["volume_bucket"] == "runs-bucket" and "image" not in saved  # grouped, not at the top
   assert load_experiment(tmp_path / "run") == experiment
+
+
+def test_an_experiment_json_from_before_the_cluster_settings_were_grouped_still_loads(tmp_path):
+  flat = Experiment(out=str(tmp_path)).to_json()
+  flat.pop("cluster")
+  flat.update(image="r/rlrep:0", namespace="rl", tpu_accelerator="tpu-v4-podslice", tpu_topology="2x2x1",
+              gpu_accelerator="nvidia-l4", volume_claim="old-runs")
+  (tmp_path / "experiment.json").write_text(json.dumps(flat))
+  assert load_experiment(tmp_path) == Experiment(out=str(tmp_path), cluster=ClusterConfig(
+      image="r/rlrep:0", namespace="rl", tpu_accelerator="tpu-v4-podslice", tpu_topology="2x2x1",
+      volume_claim="old-runs"))
 
 
 def test_a_directory_with_another_run_is_refused_unless_overwritten(tmp_path):
@@ -37,3 +52,12 @@ def test_a_directory_with_another_run_is_refused_unless_overwritten(tmp_path):
 def test_resuming_a_directory_without_an_experiment_says_so(tmp_path):
   with pytest.raises(ValueError, match="nothing to resume"):
     load_experiment(tmp_path)
+
+
+def test_resuming_keeps_the_saved_cluster_settings_but_those_given_again(tmp_path):
+  from launch.train import resolve_experiment
+  saved = Experiment(out=str(tmp_path), cluster=ClusterConfig(namespace="rl", volume_bucket="team-runs"))
+  prepare_output_dir(saved, resume=False, overwrite=False)
+  resumed = resolve_experiment(None, str(tmp_path), {"frames": 5}, {"image": "r/rlrep:2"})
+  assert resumed.frames == 5 and resumed.cluster == ClusterConfig(namespace="rl", volume_bucket="team-runs",
+                                                                  image="r/rlrep:2")

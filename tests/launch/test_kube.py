@@ -142,6 +142,51 @@ def test_a_missing_or_single_node_claim_is_refused(tmp_path, fake, capsys):
   assert "is not ReadWriteMany" in capsys.readouterr().err
 
 
+def test_a_bucket_run_checks_the_gcs_fuse_driver_and_service_account_instead_of_a_claim(tmp_path, fake, capsys):
+  scenario, calls = fake
+  scenario(["get rayjob", [NOT_FOUND]])
+  bucket = ("--volume-bucket", "team-runs", "--service-account", "rlrep-writer")
+  assert _train(tmp_path / "walker", *bucket, "--detach") == 0
+  argvs = _argvs(calls)
+  assert "get csidriver gcsfuse.csi.storage.gke.io -o name" in argvs
+  assert "get serviceaccount rlrep-writer -n default -o name" in argvs
+  assert not any(argv.startswith("get pvc") for argv in argvs) and argvs[-1].startswith("apply -f")
+  scenario(["get serviceaccount", [{"err": 'Error from server (NotFound): serviceaccounts "x" not found\n',
+                                    "code": 1}]], ["get rayjob", [NOT_FOUND]])
+  assert _train(tmp_path / "walker", *bucket, "--overwrite") == 2
+  error = capsys.readouterr().err
+  assert "no ServiceAccount rlrep-writer in namespace default" in error
+  assert "kubectl create serviceaccount rlrep-writer -n default" in error and "Workload Identity" in error
+  scenario(["get csidriver", [{"err": 'Error from server (NotFound): csidrivers.storage.k8s.io "x" not found\n',
+                               "code": 1}]], ["get rayjob", [NOT_FOUND]])
+  assert _train(tmp_path / "walker", *bucket, "--overwrite") == 2
+  assert "--update-addons GcsFuseCsiDriver=ENABLED" in capsys.readouterr().err
+  scenario(["get csidriver", [{"err": "Error from server (Forbidden): csidrivers.storage.k8s.io is forbidden\n",
+                               "code": 1}]], ["get rayjob", [NOT_FOUND]])  # may not read it: events will tell
+  assert _train(tmp_path / "walker", *bucket, "--overwrite", "--detach") == 0
+
+
+def test_a_claim_run_checks_no_service_account(tmp_path, fake):
+  scenario, calls = fake
+  scenario(["get rayjob", [NOT_FOUND]])
+  assert _train(tmp_path / "walker", "--detach") == 0
+  argvs = _argvs(calls)
+  assert "get pvc rlrep-runs -n default -o jsonpath={.spec.accessModes}" in argvs
+  assert not any(argv.startswith(("get serviceaccount", "get csidriver")) for argv in argvs)
+
+
+def test_a_bucket_the_pods_cannot_mount_is_explained(tmp_path, fake, capsys):
+  scenario, _ = fake
+  _train(tmp_path / "walker", "--volume-bucket", "team-runs", "--dry-run")
+  scenario(["get rayjob", [_status(jobDeploymentStatus="Initializing", rayClusterName="rlrep-walker-abcde")]],
+           ["get events", [_events(("Pod", "rlrep-walker-abcde-head-x", "FailedMount",
+                                    'MountVolume.SetUp failed for volume "runs" : rpc error: code = PermissionDenied '
+                                    'desc = failed to get GCS bucket "team-runs": googleapi: Error 403: Forbidden'))]])
+  capsys.readouterr()
+  assert cli.main(["cluster", "status", str(tmp_path / "walker")]) == 0
+  assert "--service-account may read and write it through Workload Identity" in capsys.readouterr().out
+
+
 def test_an_existing_rayjob_of_the_same_name_is_not_silently_reapplied(tmp_path, fake, capsys):
   scenario, calls = fake
   scenario(["get rayjob", [_status(jobDeploymentStatus="Complete", jobStatus="SUCCEEDED")]])
@@ -254,8 +299,8 @@ def test_fetch_copies_through_a_helper_pod_that_mounts_the_claim(tmp_path, fake,
   assert [" ".join(call["argv"]) for call in recorded] == [
       "apply -f -",
       "wait -n default pod/rlrep-walker-fetch --for=condition=Ready --timeout=600s",
-      "exec -n default rlrep-walker-fetch -- test -d /rlrep-runs/rlrep-walker",
-      f"cp -n default rlrep-walker-fetch:/rlrep-runs/rlrep-walker {tmp_path}/copy",
+      "exec -n default rlrep-walker-fetch -c fetch -- test -d /rlrep-runs/rlrep-walker",
+      f"cp -n default -c fetch rlrep-walker-fetch:/rlrep-runs/rlrep-walker {tmp_path}/copy",
       "delete -n default pod/rlrep-walker-fetch --ignore-not-found --wait=false"]
   pod = json.loads(recorded[0]["stdin"])["spec"]
   assert pod["volumes"] == [{"name": "runs", "persistentVolumeClaim": {"claimName": "rlrep-runs", "readOnly": True}}]
@@ -270,3 +315,26 @@ def test_fetch_before_the_job_wrote_anything_still_removes_the_helper_pod(tmp_pa
   assert "has no /rlrep-runs/rlrep-walker" in capsys.readouterr().err
   assert json.loads(calls()[0]["stdin"])["spec"]["containers"][0]["image"] == "busybox:1.36"
   assert _argvs(calls)[-1].startswith("delete -n default pod/rlrep-walker-fetch")
+
+
+def test_fetch_mounts_the_bucket_a_bucket_run_wrote_to(tmp_path, fake, capsys):
+  _, calls = fake
+  _train(tmp_path / "walker", "--volume-bucket", "team-runs", "--dry-run")
+  assert cli.main(["cluster", "fetch", str(tmp_path / "walker"), str(tmp_path / "copy")]) == 0
+  pod = json.loads(calls()[0]["stdin"])
+  assert pod["spec"]["volumes"] == [{"name": "runs", "csi": {
+      "driver": "gcsfuse.csi.storage.gke.io", "readOnly": True,
+      "volumeAttributes": {"bucketName": "team-runs", "mountOptions": "implicit-dirs"}}}]
+  assert pod["metadata"]["annotations"] == {"gke-gcsfuse/volumes": "true"}
+  assert pod["spec"]["serviceAccountName"] == "rlrep"
+
+
+def test_a_run_whose_experiment_json_predates_the_cluster_settings_group_is_still_found(tmp_path, fake, capsys):
+  _, calls = fake
+  _dry_run(tmp_path / "walker")
+  saved = json.loads((tmp_path / "walker" / "experiment.json").read_text())
+  (tmp_path / "walker" / "experiment.json").write_text(json.dumps({**saved.pop("cluster"), **saved,
+                                                                    "image": "r/old:1", "volume_claim": "old"}))
+  assert cli.main(["cluster", "fetch", str(tmp_path / "walker"), str(tmp_path / "copy")]) == 0
+  pod = json.loads(calls()[0]["stdin"])["spec"]
+  assert pod["containers"][0]["image"] == "r/old:1" and pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "old"

@@ -121,6 +121,15 @@ BAD_INPUT = {  # option family -> (arguments, the message's words)
         (["--publish-every-steps", "0"], "publish_every_steps must be >= 1"),
         (["--replay-port", "70000"], "replay_port must be in 0..65535"),
     ],
+    "cluster": [
+        (["--mode", "cluster", "--namespace", "Team_A"], "namespace 'Team_A' is not a Kubernetes namespace name"),
+        (["--mode", "cluster", "--volume-bucket", "gs://runs"], "volume_bucket takes the bucket's name: 'runs'"),
+        (["--mode", "cluster", "--volume-bucket", "Runs"], "'Runs' is not a Cloud Storage bucket name"),
+        (["--mode", "cluster", "--service-account", "rl_rep"], "service_account 'rl_rep' is not a Kubernetes object"),
+        (["--mode", "cluster", "--replicas", "tpu", "--tpu-accelerator", "tpu-v4-podslice", "--tpu-topology",
+          "2x2x2"], "spans 2 hosts; rlrep's learner runs on one host"),
+        (["--mode", "cluster", "--tpu-accelerator", "tpu-v6e-slice"], "came after libtpu 1.9.0"),
+    ],
     "devices": [
         (["--replicas", "gpu:2"], "this machine has 0 GPU(s)"),
         (["--replicas", "tpu"], "this host has no TPU"),
