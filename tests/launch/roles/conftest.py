@@ -1,0 +1,18 @@
+"""A real replay server for the role tests, with settings small enough for seconds-long runs."""
+
+import pytest
+
+from agents.d4pg import D4PGConfig
+from launch import roles
+from launch.experiment import Experiment
+
+TINY = D4PGConfig(image_size=32, render_quality="fast", batch_size=16, hidden_sizes=(32,), conv_channels=8,
+                  feature_dim=16, min_replay_size=20, samples_per_insert=8.0, random_frames=0)
+
+
+@pytest.fixture
+def replay_server(tmp_path):
+  experiment = Experiment(task="cartpole-swingup", out=str(tmp_path), log_every_s=1.0, agent_config=TINY)
+  server = roles.make_replay_server(experiment.make_builder())
+  yield experiment, f"localhost:{server.port}"
+  server.stop()
