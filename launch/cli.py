@@ -117,8 +117,9 @@ def summary_line(summary: dict) -> str:
 def _setting_names(experiment) -> list[str]:
   """The settings the run uses: the experiment's, cluster mode's own only in cluster mode, the agent's."""
   cluster = dataclasses.fields(experiment.cluster) if experiment.mode == "cluster" else ()
-  return [f.name for f in dataclasses.fields(experiment) if f.name not in ("cluster", "agent_config")] + [
+  names = [f.name for f in dataclasses.fields(experiment) if f.name not in ("cluster", "agent_config")] + [
       f.name for f in (*cluster, *dataclasses.fields(experiment.agent_config))]
+  return list(dict.fromkeys(names))  # the agent's `seed` is the experiment's: list it once
 
 
 def settings_summary(experiment, sources: dict[str, str]) -> str:
