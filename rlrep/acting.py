@@ -45,33 +45,27 @@ class Actor:
   once as to evaluate a few observations (measured in benchmarks/actor.py), while each environment still
   renders and writes its own steps. The actor starts from the learner's weights (`weights` must hold a
   publication: `weights.wait(...)` first) and pulls newer ones as `weights.maybe_update` allows.
-
-  The same loop evaluates: without `adders` nothing is written, `run_episodes` plays whole episodes from
-  fresh resets, and an `observer(environment_index, timestep)` sees every timestep (e.g. to record video).
   """
 
   def __init__(self, environments: Sequence[dm_env.Environment], policy: core.Policy,
-               adders: Sequence[core.Adder] | None, weights: core.VariableSource, *, seed: int = 0,
-               episode_callback: Callable[[ActorStats], None] | None = None,
-               observer: Callable[[int, dm_env.TimeStep], None] | None = None):
-    if not environments or (adders is not None and len(environments) != len(adders)):
+               adders: Sequence[core.Adder], weights: core.VariableSource, *,
+               seed: int = 0, episode_callback: Callable[[ActorStats], None] | None = None):
+    if not environments or len(environments) != len(adders):
       raise ValueError(f"an actor needs one adder per environment and at least one environment; got "
-                       f"{len(environments)} environment(s) and {len(adders or [])} adder(s).")
+                       f"{len(environments)} environment(s) and {len(adders)} adder(s).")
     if weights.params is None:
       raise ValueError("an actor acts with the learner's weights and none are published yet: call "
                        "`weights.wait(should_stop)` before making the actor.")
     self._environments = list(environments)
     self._policy = policy
-    self._adders = list(adders) if adders is not None else None
+    self._adders = list(adders)
     self._weights = weights
+    self._params = weights.params
     self._rng = np.random.default_rng(seed)
     self._episode_callback = episode_callback
-    self._observer = observer
     self._frames_per_step = getattr(environments[0], "action_repeat", 1)
     count = len(self._environments)
-    # None: that environment starts an episode in the next round (episodes also restart lazily, so a run
-    # that stops right after an episode's end leaves no reset behind).
-    self._timesteps: list[dm_env.TimeStep | None] = [None] * count
+    self._timesteps: list[dm_env.TimeStep] | None = None  # None: the next run() starts episodes
     self._episode_returns, self._episode_lengths = [0.0] * count, [0] * count
     self.stats = ActorStats()
 
@@ -81,45 +75,23 @@ class Actor:
     The next call continues the same episodes.
     """
     start, start_frames = time.perf_counter(), self.stats.frames
+    if self._timesteps is None:
+      self._timesteps = [self._begin_episode(i) for i in range(len(self._environments))]
     done = 0
     while (rounds is None or done < rounds) and not should_stop():
-      for i, timestep in enumerate(self._timesteps):
-        if timestep is None or timestep.last():
-          self._timesteps[i] = self._begin_episode(i)
-      self._weights.maybe_update(steps=len(self._environments))
+      if self._weights.maybe_update(steps=len(self._environments)):
+        self._params = self._weights.params
       self.stats.weights_version = self._weights.version
       self.stats.weights_staleness = self._weights.staleness
-      actions = self._policy(self._weights.params, batch([t.observation for t in self._timesteps]), self._rng)
-      for i, (environment, action) in enumerate(zip(self._environments, actions)):
+      actions = self._policy(self._params, batch([t.observation for t in self._timesteps]), self._rng)
+      for i, (environment, adder, action) in enumerate(zip(self._environments, self._adders, actions)):
         timestep = environment.step(action)
-        if self._adders is not None:
-          self._adders[i].observe(action, timestep)
-        if self._observer:
-          self._observer(i, timestep)
+        adder.observe(action, timestep)
         self._count_step(i, timestep)
-        self._timesteps[i] = timestep
+        self._timesteps[i] = self._begin_episode(i) if timestep.last() else timestep
       done += 1
-    self.stats.frames_per_second = (self.stats.frames - start_frames) / max(time.perf_counter() - start, 1e-9)
+    self.stats.frames_per_second = (self.stats.frames - start_frames) / (time.perf_counter() - start)
     return self.stats
-
-  def run_episodes(self, count: int, should_stop: Callable[[], bool] = lambda: False) -> list[float] | None:
-    """Plays episodes from fresh resets until `count` have ended; returns the first `count` returns, or
-    None when `should_stop()` ended the run first. Open episodes of earlier runs are dropped."""
-    self._timesteps = [None] * len(self._environments)
-    returns: list[float] = []
-    callback = self._episode_callback
-
-    def collect(stats: ActorStats) -> None:
-      returns.append(stats.last_return)
-      if callback:
-        callback(stats)
-
-    self._episode_callback = collect
-    try:
-      self.run(should_stop=lambda: len(returns) >= count or should_stop())
-    finally:
-      self._episode_callback = callback
-    return returns[:count] if len(returns) >= count else None
 
   def _count_step(self, i: int, timestep: dm_env.TimeStep) -> None:
     self.stats.steps += 1
@@ -136,9 +108,6 @@ class Actor:
 
   def _begin_episode(self, i: int) -> dm_env.TimeStep:
     timestep = self._environments[i].reset()
-    if self._adders is not None:
-      self._adders[i].observe_first(timestep)
-    if self._observer:
-      self._observer(i, timestep)
+    self._adders[i].observe_first(timestep)
     self._episode_returns[i], self._episode_lengths[i] = 0.0, 0
     return timestep

@@ -117,9 +117,9 @@ class Builder(Protocol):
                  should_stop: Callable[[], bool] | None = None) -> Adder:
     ...
 
-  def make_learner(self, replicator: Any, server_address: str, *, end_after_idle_s: float | None = None) -> Learner:
-    """A learner sampling from the server; with `end_after_idle_s`, `step` raises once replay has allowed
-    no sample for that long, so the caller can check whether the run is over."""
+  def make_learner(self, replicator: Any, server_address: str, *, end_after_idle_s: float | None = None,
+                   watchdog: Any = None) -> Learner:
+    ...
 
 
 def check_params(specs: Mapping[str, tf.TensorSpec], params: Params, what: str) -> None:

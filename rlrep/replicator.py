@@ -197,50 +197,35 @@ class Replicator:
     return self.strategy.distribute_datasets_from_function(tf_input_fn, options)
 
   def function(self, step_fn: Callable[..., Nest], *, steps_per_call: int = 1, reduce: str | None = None,
-               jit_compile: bool | None = None, time_input: bool = False) -> Callable[..., Nest]:
+               jit_compile: bool | None = None) -> Callable[..., Nest]:
     """Compiles `steps_per_call` replicated steps into one `tf.function` taking a distributed iterator.
 
     The returned callable runs `step_fn(next(iterator))` on every replica `steps_per_call` times (TPUs need
     several steps per call to stay busy) and returns the last step's results: per-replica values, or
     reduced over replicas with `reduce="mean"` or `"sum"`. Called with no iterator, `step_fn` takes no
-    arguments. With `time_input=True` it returns `(results, seconds)`, the seconds the call spent waiting
-    in `next(iterator)`: a step that waits for its input (e.g. a rate-limited replay) says so.
+    arguments.
     """
     if steps_per_call < 1:
       raise ValueError(f"steps_per_call must be >= 1, got {steps_per_call}.")
     if reduce is not None and reduce not in REDUCTIONS:
       raise ValueError(f"unknown reduction {reduce!r}; use None (per replica) or one of {sorted(REDUCTIONS)}.")
 
-    def after_input(*inputs: Nest) -> Nest:
-      # In a graph, ops that do not read the batch (e.g. a step counter's increment) could run before the
-      # input is taken; if taking it then fails (a dataset's end), they would count a step that never was.
-      with tf.control_dependencies(tf.nest.flatten(inputs, expand_composites=True)):
-        return step_fn(*inputs)
-
-    def one_step(iterator: Iterator | None) -> tuple[Nest, tf.Tensor]:
-      if iterator is None:
-        return self.run(step_fn), tf.constant(0.0, tf.float64)
-      start = tf.timestamp()  # timestamps and get_next are stateful: the graph keeps their order
-      inputs = next(iterator)
-      with tf.control_dependencies(tf.nest.flatten(inputs, expand_composites=True)):
-        waited = tf.timestamp() - start
-      return self.run(after_input, inputs), waited
+    def one_step(iterator: Iterator | None) -> Nest:
+      return self.run(step_fn) if iterator is None else self.run(step_fn, next(iterator))
 
     @tf.function(jit_compile=jit_compile)
     def call(iterator: Iterator | None = None) -> Nest:
-      outputs, waited = one_step(iterator)  # outside any loop: variables a step creates lazily are made here
+      outputs = one_step(iterator)  # outside any loop: variables a step creates lazily are created here
       if steps_per_call > 2:
         # A graph loop traces its body once, so only TF iterators (which `next` inside the graph) can use
         # one; a Python iterator is read while tracing, so its steps are unrolled instead.
         graph_iterator = iterator is None or isinstance(iterator, (tf.distribute.DistributedIterator,
                                                                    tf.data.Iterator))
         for _ in tf.range(steps_per_call - 2) if graph_iterator else range(steps_per_call - 2):
-          waited += one_step(iterator)[1]
+          one_step(iterator)
       if steps_per_call > 1:
-        outputs, last_waited = one_step(iterator)
-        waited += last_waited
-      outputs = outputs if reduce is None else self.reduce(outputs, reduce)
-      return (outputs, waited) if time_input else outputs
+        outputs = one_step(iterator)
+      return outputs if reduce is None else self.reduce(outputs, reduce)
 
     return call
 

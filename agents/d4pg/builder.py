@@ -60,14 +60,15 @@ class D4PGBuilder:
                                   watchdog=watchdog, should_stop=should_stop)
 
   def make_learner(self, replicator: rlrep.Replicator, server_address: str, *,
-                   end_after_idle_s: float | None = None) -> Learner:
+                   end_after_idle_s: float | None = None, watchdog: replay.Watchdog | None = None) -> Learner:
     """A learner reading its batches from the replay server (each replica its own share).
 
     With `end_after_idle_s`, `Learner.step` raises `StopIteration` when replay has allowed no sample for
-    that long, so the caller can check whether to stop, then call `restart_input`.
+    that long, so the caller can check whether to stop, then call `restart_input`. A `watchdog` logs the
+    replay state while a sample is blocked.
     """
     input_fn = replay.make_input_fn(server_address, self.layout, self.config.discount, self.config.batch_size,
                                     end_after_idle_s=end_after_idle_s)
 
     return Learner(replicator, self.observation_spec, self.action_spec, self.config,
-                   lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)))
+                   lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)), watchdog=watchdog)

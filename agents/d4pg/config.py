@@ -59,8 +59,6 @@ class D4PGConfig:
       and CPUs with AVX512-BF16 or AMX; elsewhere TensorFlow emulates it and `rlrep train` refuses it
       (measured 7x slower than float32 on an AMD EPYC without avx512_bf16).
     augment: random shift (pad 4, crop back) of learner observations, as DrQ; pixels only.
-    steps_per_call: learner updates per compiled call (`Replicator.function`): TPUs idle between calls, so
-      several steps per call keep them busy; on CPUs 1 is as fast. Weights publish and metrics log per call.
     samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
     replay_chunk_length: agent steps per stored replay chunk (see `rlrep.replay.ReplayConfig.chunk_length`).
     weights_update_period: actors pull new weights every this many agent steps.
@@ -92,7 +90,6 @@ class D4PGConfig:
   hidden_sizes: tuple[int, ...] = (256, 256)
   precision: str = "float32"
   augment: bool = True
-  steps_per_call: int = 1
   samples_per_insert: float | None = 32.0
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000
@@ -103,7 +100,7 @@ class D4PGConfig:
   OPTION_GROUPS = {  # `rlrep train --help` sections (the experiment's --seed sets `seed`)
       "environment": ("pixels", "image_size", "frame_stack", "action_repeat", "render_quality"),
       "learning": ("batch_size", "learning_rate", "n_step", "discount", "max_gradient_norm", "target_update_period",
-                   "target_update_tau", "augment", "precision", "steps_per_call"),
+                   "target_update_tau", "augment", "precision"),
       "critic": ("num_atoms", "vmin", "vmax", "critic_initial_value"),
       "policy and exploration": ("sigma", "sigma_start", "sigma_decay_frames", "random_frames",
                                  "saturation_penalty"),
@@ -134,8 +131,6 @@ class D4PGConfig:
       problems.append(f"target_update_period must be >= 1, got {self.target_update_period}")
     if not 0.0 <= self.target_update_tau <= 1.0:
       problems.append(f"target_update_tau must be in [0, 1], got {self.target_update_tau}")
-    if self.steps_per_call < 1:
-      problems.append(f"steps_per_call must be >= 1, got {self.steps_per_call}")
     if self.saturation_penalty < 0:
       problems.append(f"saturation_penalty must be >= 0 (0 = off), got {self.saturation_penalty}")
     if self.sigma < 0 or self.sigma_start < 0:

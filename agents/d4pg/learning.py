@@ -13,6 +13,7 @@ fixed. Targets: periodic copies, or Polyak averaging when `target_update_tau > 0
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Callable, Iterator
 
@@ -161,44 +162,45 @@ def _seed(config: D4PGConfig, stream: tf.Tensor, which: int) -> tf.Tensor:
 class Learner:
   """Runs `update` on a replicator, reading batches from `make_iterator()`, and saves/restores exactly.
 
-  `step()` runs `config.steps_per_call` updates in one call compiled by `Replicator.function` (the API
-  researchers are given), which takes each batch from the distributed iterator inside the graph and says
-  how long it waited for them (`input_wait_s`); it returns the last update's metrics. `restart_input()`
-  replaces the iterator, e.g. after a replay dataset ended on its idle timeout (the call that ran into the
-  timeout counts as waiting throughout).
+  `step()` takes the next batch (timing how long it waited for replay: `input_wait_s`; a `watchdog` logs
+  the replay state while that wait is long), runs one compiled replicated update and returns its metrics.
+  `restart_input()` replaces the iterator, e.g. after a replay dataset ended on its idle timeout.
   """
 
   def __init__(self, replicator: rlrep.Replicator, observation_spec: dict[str, specs.Array],
                action_spec: specs.BoundedArray, config: D4PGConfig,
-               make_iterator: Callable[[], Iterator] | None = None):
+               make_iterator: Callable[[], Iterator] | None = None, watchdog: replay.Watchdog | None = None):
     self.replicator = replicator
     self.config = config
     with replicator.scope():
       self.state = LearnerState(observation_spec, action_spec, config)
     self._make_iterator = make_iterator
     self._iterator = None if make_iterator is None else make_iterator()
-    self._train = replicator.function(lambda batch: update(self.state, batch, config),
-                                      steps_per_call=config.steps_per_call, time_input=True)
+    self._update = tf.function(lambda batch: replicator.run(lambda b: update(self.state, b, config), batch))
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
     self._waited_s = 0.0
+    self._waiting_since: float | None = None
+    self._watchdog = watchdog
 
   def step(self) -> dict[str, float]:
     if self._iterator is None:
       raise RuntimeError("this Learner has no input: pass `make_iterator=` (the builder's make_learner does).")
-    start = time.perf_counter()
+    self._waiting_since = time.perf_counter()
     try:
-      metrics, waited = self._train(self._iterator)
-    except (StopIteration, tf.errors.OutOfRangeError):  # replay allowed no sample for the idle timeout
-      self._waited_s += time.perf_counter() - start
-      raise
-    self._waited_s += float(waited)
-    metrics = self.replicator.local_results(metrics)[0]  # already averaged over replicas
+      with self._watchdog.watch("learner sample") if self._watchdog else contextlib.nullcontext():
+        batch = next(self._iterator)
+    finally:  # a wait that ends in the dataset's idle timeout was a wait too
+      self._waited_s += time.perf_counter() - self._waiting_since
+      self._waiting_since = None
+    metrics = self.replicator.local_results(self._update(batch))[0]  # already averaged over replicas
     return {name: float(value) for name, value in metrics.items()}
 
   @property
   def input_wait_s(self) -> float:
-    """Seconds the learner's calls have spent waiting for replay batches so far."""
-    return self._waited_s
+    """Seconds spent waiting for replay batches so far, including a wait still going on (read from
+    another thread, e.g. for a progress line)."""
+    since = self._waiting_since
+    return self._waited_s + (time.perf_counter() - since if since is not None else 0.0)
 
   def restart_input(self) -> None:
     """A new input iterator; the time it takes to start counts as waiting for input."""

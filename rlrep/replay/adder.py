@@ -12,22 +12,8 @@ addressable: with less, an item sent late can reference a chunk the server has a
 writer sends it again (measured: those chunks were then stored twice). Larger chunks also make every
 sample decompress more data.
 
->>> import reverb
->>> from environments import dmc
->>> from rlrep import replay
->>> env = dmc.load("cartpole-balance", size=16, frame_stack=2, render_quality="fast", seed=0)
->>> layout = replay.StepLayout.from_specs(env.observation_spec(), env.action_spec(), frame_stack=2, n_step=3)
->>> config = replay.ReplayConfig(batch_size=1, frame_stack=2, samples_per_insert=None, min_replay_size=1)
->>> server = reverb.Server([replay.replay_table(layout, config)])
->>> client = reverb.Client(f"localhost:{server.port}")
->>> adder = NStepFrameAdder(client, layout, chunk_length=4)
->>> adder.observe_first(env.reset())
->>> for _ in range(10):
-...   adder.observe(np.zeros(1, np.float32), env.step(np.zeros(1, np.float32)))
->>> adder.close()  # flushes: an item for each step whose n-step return is complete (t + 3 <= 10)
->>> client.server_info()[REPLAY_TABLE].current_size
-7
->>> server.stop()
+>>> # adder = NStepFrameAdder(client, layout, discount=0.99)
+>>> # adder.observe_first(timestep); adder.observe(action, next_timestep); ...
 """
 
 from __future__ import annotations

@@ -6,10 +6,8 @@ import pathlib
 import socket
 import subprocess
 import sys
-import time
 
 import numpy as np
-
 import pytest
 import tensorflow as tf
 
@@ -140,41 +138,6 @@ def test_several_steps_per_call_run_that_many_steps_and_return_the_last(steps_pe
   assert int(counter.numpy()) == steps_per_call
   last = 2 * steps_per_call - 2  # replicas read elements 2k and 2k+1 at step k
   assert int(total) == last + last + 1
-
-
-def test_a_function_can_say_how_long_its_steps_waited_for_input():
-  repl = rlrep.make_replicator("cpu:2")
-
-  def slow(element):  # an input pipeline that needs 0.2 s per element, like a rate-limited replay
-    return tf.py_function(lambda x: time.sleep(0.2) or x, [element], tf.int64)
-
-  def input_fn(ctx, delay):
-    dataset = tf.data.Dataset.range(100)
-    return (dataset.map(slow) if delay else dataset).batch(1)
-
-  train = repl.function(lambda batch: tf.reduce_sum(batch), steps_per_call=4, reduce="sum", time_input=True)
-  _, slow_wait = train(iter(repl.distribute_dataset(lambda ctx: input_fn(ctx, delay=True))))
-  _, fast_wait = train(iter(repl.distribute_dataset(lambda ctx: input_fn(ctx, delay=False))))
-  assert float(slow_wait) >= 0.6  # 8 elements at 0.2 s, some of them read ahead
-  assert float(fast_wait) < float(slow_wait) / 2
-
-
-def test_a_call_whose_input_has_ended_changes_no_state():
-  repl = rlrep.make_replicator("cpu:2")
-  with repl.scope():
-    steps = tf.Variable(0, dtype=tf.int64)
-
-  def step(batch):
-    steps.assign_add(1)  # reads nothing of the batch
-    return tf.reduce_sum(batch)
-
-  train = repl.function(step)
-  iterator = iter(repl.distribute_dataset(lambda ctx: tf.data.Dataset.range(2).batch(1)))
-  train(iterator)
-  with pytest.raises(tf.errors.OutOfRangeError):
-    for _ in range(5):
-      train(iterator)
-  assert int(steps.numpy()) == 1
 
 
 def test_reduce_and_local_results():

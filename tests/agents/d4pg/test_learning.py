@@ -164,25 +164,19 @@ def test_bad_settings_are_refused_with_every_problem_listed():
     D4PGConfig(min_replay_size=10, max_replay_size=5)
 
 
-def test_the_time_spent_waiting_for_batches_is_counted():
-  repl = rlrep.make_replicator("cpu:1")
-  batches = tf.data.Dataset.from_tensor_slices(tf.nest.map_structure(lambda *rows: np.stack(rows), *_batches(2)))
-  slow = batches.map(lambda batch: (tf.py_function(lambda: time.sleep(0.6), [], []), batch)[1])  # a slow replay
-  dataset = repl.distribute_dataset(lambda context: slow, per_replica=True)
-  learner = learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, CONFIG, lambda: iter(dataset))
-  learner.step()
-  learner.step()
-  assert learner.input_wait_s >= 0.6 and learner.num_steps == 2
+def test_a_long_wait_for_a_sample_is_logged_with_the_replay_state(caplog):
+  server = reverb.Server([reverb.Table.queue("replay", 10)])
+  watchdog = replay.Watchdog(reverb.Client(f"localhost:{server.port}"), threshold_s=0.3)
 
+  def slow_batches():
+    time.sleep(1.5)  # as a learner waits while actors have not filled replay yet
+    yield from _batches(1)
 
-def test_several_steps_per_call_are_the_same_updates_as_one_per_call():
-  batches = _batches(4)
-  one_per_call, two_per_call = _learner(CONFIG, batches), _learner(dataclasses.replace(CONFIG, steps_per_call=2),
-                                                                     batches)
-  for _ in range(4):
-    one_per_call.step()
-  for _ in range(2):
-    two_per_call.step()
-  assert one_per_call.num_steps == two_per_call.num_steps == 4
-  for a, b in zip(_values(one_per_call), _values(two_per_call), strict=True):
-    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+  learner = learning.Learner(rlrep.make_replicator("cpu:1"), OBSERVATION_SPEC, ACTION_SPEC, CONFIG, slow_batches,
+                             watchdog=watchdog)
+  with caplog.at_level(logging.WARNING, logger="rlrep.replay"):
+    learner.step()
+  watchdog.close()
+  server.stop()
+  assert "learner sample has been blocked" in caplog.text and "table replay: 0/10 items" in caplog.text
+  assert learner.input_wait_s >= 1.5 and learner.num_steps == 1
