@@ -38,7 +38,7 @@ def test_prioritized_and_unlimited_tables():
 
 
 def test_weights_table_holds_one_item():
-  server = reverb.Server([replay.weights_table([tf.TensorSpec((3,), tf.float32)])])
+  server = reverb.Server([replay.weights_table({"w": tf.TensorSpec((3,), tf.float32)})])
   info = reverb.Client(f"localhost:{server.port}").server_info()[replay.WEIGHTS_TABLE]
   server.stop()
   assert info.max_size == 1
