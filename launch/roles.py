@@ -111,7 +111,8 @@ class LearnerRole:
   TPU initialisation must come first), then pass it here.
   """
 
-  def __init__(self, experiment: Experiment, builder: core.Builder, address: str, counter, replicator: rlrep.Replicator):
+  def __init__(self, experiment: Experiment, builder: core.Builder, address: str, counter,
+               replicator: rlrep.Replicator):
     self._experiment = experiment
     self._counter = counter
     self._client = replay.connect(address)
@@ -217,7 +218,8 @@ class LearnerRole:
     return {"time": now, **snapshot, "input_wait_s": self._learner.input_wait_s}
 
 
-def run_evaluator(experiment: Experiment, builder: core.Builder, address: str, counter, final_wait_s: float = 600.0) -> dict:
+def run_evaluator(experiment: Experiment, builder: core.Builder, address: str, counter,
+                  final_wait_s: float = 600.0) -> dict:
   """Evaluates periodically until the run stops, then once more with the learner's final weights.
 
   Everything happens on the calling thread: a rendering context belongs to the thread that made it.
@@ -237,7 +239,8 @@ def run_evaluator(experiment: Experiment, builder: core.Builder, address: str, c
 class Evaluator:
   """Runs the deterministic policy with the newest weights; writes eval.csv, videos and the curve."""
 
-  def __init__(self, experiment: Experiment, builder: core.Builder, address: str, announce: Callable[[str], None] = print):
+  def __init__(self, experiment: Experiment, builder: core.Builder, address: str,
+               announce: Callable[[str], None] = print):
     self._experiment = experiment
     self._announce = announce
     self._environment = builder.make_environment(experiment.seed + EVALUATOR_SEED_OFFSET,
