@@ -1,6 +1,6 @@
 """Local mode: every role in its own process on this machine, placed and restarted by Ray.
 
-The roles are the same functions in-process mode runs on threads (`launch/roles.py`); here each runs in a
+The roles are the same functions in-process mode runs on threads (`launch/roles/`); here each runs in a
 Ray actor sized by `launch/program.py`. The counter is a Ray actor too, and roles call it through
 `CounterClient`, which has the `Counter`'s methods, so no role knows it is distributed.
 

@@ -1,6 +1,6 @@
 """The program: which roles a run has and what each needs, whatever launches it.
 
-Every mode runs the same roles (`launch/roles.py`); only how they are placed differs. In-process mode runs
+Every mode runs the same roles (`launch/roles/`); only how they are placed differs. In-process mode runs
 them as threads and ignores resources; local mode gives each role a Ray actor with these resources;
 cluster mode also sizes the Kubernetes worker groups from them.
 

@@ -60,35 +60,32 @@ class Actor:
     self._policy = policy
     self._adders = list(adders)
     self._weights = weights
-    self._params = weights.params
     self._rng = np.random.default_rng(seed)
     self._episode_callback = episode_callback
     self._frames_per_step = getattr(environments[0], "action_repeat", 1)
     count = len(self._environments)
-    self._timesteps: list[dm_env.TimeStep] | None = None  # None: the next run() starts episodes
+    # None: that environment starts its next episode at the next round, not when the last one ends, so
+    # an actor stopped between episodes leaves no reset (nor an adder's first step) behind.
+    self._timesteps: list[dm_env.TimeStep | None] = [None] * count
     self._episode_returns, self._episode_lengths = [0.0] * count, [0] * count
     self.stats = ActorStats()
 
   def run(self, rounds: int | None = None, should_stop: Callable[[], bool] = lambda: False) -> ActorStats:
-    """Runs `rounds` rounds (None: until `should_stop()`), each stepping every environment once.
-
-    The next call continues the same episodes.
-    """
+    """Runs `rounds` rounds (None: until `should_stop()`, asked before each round), each stepping every
+    environment once. The next call continues the same episodes."""
     start, start_frames = time.perf_counter(), self.stats.frames
-    if self._timesteps is None:
-      self._timesteps = [self._begin_episode(i) for i in range(len(self._environments))]
     done = 0
     while (rounds is None or done < rounds) and not should_stop():
-      if self._weights.maybe_update(steps=len(self._environments)):
-        self._params = self._weights.params
+      timesteps = [t if t is not None else self._begin_episode(i) for i, t in enumerate(self._timesteps)]
+      self._weights.maybe_update(steps=len(self._environments))
       self.stats.weights_version = self._weights.version
       self.stats.weights_staleness = self._weights.staleness
-      actions = self._policy(self._params, batch([t.observation for t in self._timesteps]), self._rng)
+      actions = self._policy(self._weights.params, batch([t.observation for t in timesteps]), self._rng)
       for i, (environment, adder, action) in enumerate(zip(self._environments, self._adders, actions)):
         timestep = environment.step(action)
         adder.observe(action, timestep)
         self._count_step(i, timestep)
-        self._timesteps[i] = self._begin_episode(i) if timestep.last() else timestep
+        self._timesteps[i] = None if timestep.last() else timestep
       done += 1
     self.stats.frames_per_second = (self.stats.frames - start_frames) / (time.perf_counter() - start)
     return self.stats
@@ -111,3 +108,27 @@ class Actor:
     self._adders[i].observe_first(timestep)
     self._episode_returns[i], self._episode_lengths[i] = 0.0, 0
     return timestep
+
+
+class FixedWeights:
+  """A `core.VariableSource` holding one set of weights that never changes.
+
+  The evaluator plays each evaluation with the weights it pulled when the evaluation began, so every
+  episode of one evaluation judges the same policy.
+
+  >>> weights = FixedWeights({"policy/00/kernel": np.zeros((3, 2))}, version=7)
+  >>> weights.maybe_update(steps=100), weights.version, weights.staleness
+  (False, 7, 0)
+  """
+
+  def __init__(self, params: core.Params, version: int | None):
+    self.params, self.version, self.staleness = params, version, 0
+
+  def maybe_update(self, steps: int = 1) -> bool:
+    return False
+
+  def update(self) -> bool:
+    return False
+
+  def wait(self, should_stop: Callable[[], bool]) -> bool:
+    return True

@@ -62,7 +62,7 @@ def test_evaluation_videos_and_learning_curve_are_images(finished_run):
 def test_the_video_shows_the_evaluated_episode_at_the_video_size(finished_run):
   """The first frame of the first evaluation is the evaluator's first state, rendered at --video-size."""
   from launch.experiment import load_experiment
-  from launch.roles import EVALUATOR_SEED_OFFSET
+  from launch.roles.evaluator import EVALUATOR_SEED_OFFSET
   experiment = load_experiment(finished_run)
   environment = experiment.make_builder().make_environment(experiment.seed + EVALUATOR_SEED_OFFSET, render_size=64)
   environment.reset()

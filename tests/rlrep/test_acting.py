@@ -142,3 +142,43 @@ def test_an_actor_starts_from_published_weights_only():
   with pytest.raises(ValueError, match="none are published yet"):
     acting.Actor([environment], _policy, [replay.NStepFrameAdder(client, layout)], weights)
   server.stop()
+
+
+class _CountingAdder:
+  """Counts what the actor shows an adder (a `core.Adder` that stores nothing)."""
+
+  def __init__(self):
+    self.firsts, self.steps = 0, 0
+
+  def observe_first(self, timestep):
+    self.firsts += 1
+
+  def observe(self, action, next_timestep):
+    self.steps += 1
+
+  def close(self, finish_episode=True):
+    pass
+
+
+def test_the_next_episode_starts_at_the_next_round_not_when_the_last_one_ends():
+  environment, _, server, client = _setup()
+  adder, episodes = _CountingAdder(), []
+  actor = acting.Actor([environment], _policy, [adder], _weights(client),
+                       episode_callback=lambda stats: episodes.append(stats.episodes))
+  actor.run(should_stop=lambda: len(episodes) == 2)
+  assert (adder.firsts, adder.steps) == (2, 20)  # stopped between episodes: no third episode begun
+  actor.run(rounds=1)
+  server.stop()
+  assert (adder.firsts, adder.steps) == (3, 21)
+
+
+def test_fixed_weights_are_what_the_actor_acts_with_throughout():
+  environment, _, server, client = _setup()
+  actions = []
+  recording_policy = lambda params, observations, rng: actions.append(params["w"][0]) or _policy(  # noqa: E731
+      params, observations, rng)
+  replay.WeightPublisher(client).publish(5, {"w": np.full(1, 0.5, np.float32)})  # newer weights exist ...
+  fixed = acting.FixedWeights({"w": np.full(1, -0.5, np.float32)}, version=1)
+  stats = acting.Actor([environment], recording_policy, [_CountingAdder()], fixed).run(rounds=25)
+  server.stop()
+  assert actions == [-0.5] * 25 and stats.weights_version == 1  # ... and are never pulled

@@ -1,0 +1,152 @@
+"""The learner role: replicated updates from replay, weight publication, progress line, logs and checkpoints.
+
+It refuses at start-up an agent whose learner and policy disagree on the weights (`check_agent_contract`),
+resumes from the newest intact checkpoint, publishes weights by name every `publish_every_steps`, and stops
+the run with an error naming the step and the last finite checkpoint when its losses stop being numbers.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+
+import numpy as np
+import tensorflow as tf
+
+import rlrep
+from launch import metrics
+from launch.checkpoints import CheckpointStore
+from launch.experiment import Experiment, RunFailed
+from rlrep import core, replay
+
+LEARNER_IDLE_POLL_S = 2.0     # a learner waiting for replay this long re-checks whether the run is over
+LEARNER_STALL_LOG_S = 30.0    # a learner without a batch this long (and every such period after) logs the replay state
+
+
+class NonFiniteLearnerError(RunFailed):
+  """The learner's losses (so its weights or gradients) stopped being finite numbers."""
+
+
+def check_agent_contract(builder: core.Builder, learner: core.Learner) -> None:
+  """Refuses, at start-up, an agent whose learner publishes weights its policy cannot load."""
+  try:
+    core.check_params(builder.make_policy(evaluation=True).variable_specs(), learner.policy_params(),
+                      "the learner's weights")
+  except ValueError as error:
+    raise RunFailed(f"the agent's builder breaks rlrep's interface contract: {error}. Its learner's "
+                    "`policy_params()` and its policy's `variable_specs()` must name the same weights.") from None
+
+
+class LearnerRole:
+  """The learner loop with its outputs (progress line, train.csv, TensorBoard, checkpoints).
+
+  Create the replicator before anything else touches TensorFlow in this process (logical CPU devices and
+  TPU initialisation must come first), then pass it here.
+  """
+
+  def __init__(self, experiment: Experiment, builder: core.Builder, address: str, counter,
+               replicator: rlrep.Replicator):
+    self._experiment = experiment
+    self._counter = counter
+    self._client = replay.connect(address)
+    # The replay dataset gives up after LEARNER_IDLE_POLL_S without a sample, so no single wait grows long
+    # enough for a Watchdog: `_report_if_starved` watches the time since the last batch instead.
+    self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S)
+    check_agent_contract(builder, self._learner)
+    self._last_batch = time.perf_counter()
+    self._starved_reports = 0
+    self._publisher = replay.WeightPublisher(self._client)
+    self._checkpoints = CheckpointStore(experiment.out_dir / "checkpoints")
+    self._log = metrics.MetricsLog(experiment.out_dir, "train")
+    restored = self._checkpoints.restore(self._learner)
+    if restored:
+      logging.info("resumed learner at step %d (%d frames)", self._learner.num_steps, restored["frames"])
+    self._published_steps: int | None = None
+    self._publish()
+
+  def _publish(self) -> None:
+    """Publishes the learner's weights unless this version already is (a starved learner does not step)."""
+    if self._learner.num_steps != self._published_steps:
+      self._publisher.publish(self._learner.num_steps, self._learner.policy_params())
+      self._published_steps = self._learner.num_steps
+
+  def run(self) -> dict:
+    """Trains until the counter says stop; always publishes, logs and checkpoints on the way out."""
+    experiment, learner = self._experiment, self._learner
+    last = {"time": time.perf_counter(), **self._counter.snapshot(), "input_wait_s": 0.0}
+    last_checkpoint = time.perf_counter()
+    learner_metrics: dict[str, float] = {}
+    finite = True
+    try:
+      while self._counter.stop_reason() is None:
+        try:
+          learner_metrics = learner.step()
+          self._last_batch, self._starved_reports = time.perf_counter(), 0
+        except (StopIteration, tf.errors.OutOfRangeError):  # replay allowed no sample for a while
+          learner.restart_input()
+          self._report_if_starved()
+        steps = learner.num_steps
+        finite = all(math.isfinite(value) for value in learner_metrics.values())
+        if not finite:
+          raise self._non_finite_error(steps, learner_metrics)
+        self._counter.set_learner_steps(steps)
+        if steps % experiment.publish_every_steps == 0:
+          self._publish()
+        if time.perf_counter() - last["time"] >= experiment.log_every_s:
+          last = self._log_row(last, learner_metrics)
+        if time.perf_counter() - last_checkpoint >= experiment.checkpoint_every_s:
+          self._checkpoints.save(learner, self._counter.snapshot())
+          last_checkpoint = time.perf_counter()
+    finally:
+      if finite:  # never hand actors, or a checkpoint, weights that are not numbers
+        try:
+          self._publish()
+        except Exception as error:  # noqa: BLE001  (replay gone: the checkpoint below matters more)
+          logging.warning("the final weights could not be published (%s); checkpointing them", error)
+      self._counter.set_learner_steps(learner.num_steps)
+      self._log_row(last, learner_metrics)
+      if finite:
+        self._checkpoints.save(learner, self._counter.snapshot())
+      self._counter.mark_learner_done()
+    return {"learner_steps": learner.num_steps}
+
+  def _report_if_starved(self) -> None:
+    starved_s = time.perf_counter() - self._last_batch
+    if starved_s >= LEARNER_STALL_LOG_S * (self._starved_reports + 1):
+      self._starved_reports += 1
+      logging.warning("the learner has had no batch for %.0fs: %s", starved_s, replay.describe_tables(self._client))
+
+  def _non_finite_error(self, steps: int, learner_metrics: dict[str, float]) -> NonFiniteLearnerError:
+    bad = ", ".join(f"{name}={value}" for name, value in learner_metrics.items() if not math.isfinite(value))
+    latest = self._checkpoints.latest()
+    where = (f"The last finite checkpoint is {latest['prefix']} (learner step {latest['learner_steps']}): "
+             f"`rlrep train --resume {self._experiment.out}` continues from it" if latest else
+             "No checkpoint was written before it")
+    return NonFiniteLearnerError(
+        f"learner step {steps}: {bad}; training stopped rather than train on. {where}. A new run with a lower "
+        "--learning-rate or --max-gradient-norm usually avoids it.")
+
+  def _log_row(self, last: dict, learner_metrics: dict[str, float]) -> dict:
+    now, snapshot = time.perf_counter(), self._counter.snapshot()
+    elapsed = max(now - last["time"], 1e-9)
+    actors = list(snapshot["actors"].values())
+    staleness = [a["weights_staleness"] for a in actors if a["weights_version"] is not None]
+    try:
+      replay_size = self._client.server_info(timeout=5)[replay.REPLAY_TABLE].current_size
+    except Exception:  # the progress line must not kill training when the server is slow to answer
+      replay_size = float("nan")
+    row = {"frames": snapshot["frames"],
+           "frames_per_s": (snapshot["frames"] - last["frames"]) / elapsed,
+           "learner_steps": snapshot["learner_steps"],
+           "learner_steps_per_s": (snapshot["learner_steps"] - last["learner_steps"]) / elapsed,
+           "episodes": snapshot["episodes"], "episode_return": snapshot["recent_return"],
+           "replay_size": replay_size,
+           "weights_staleness": max(staleness) if staleness else float("nan"),
+           "actor_wait_share": float(np.mean([a["wait_share"] for a in actors])) if actors else float("nan"),
+           "learner_wait_share": (self._learner.input_wait_s - last["input_wait_s"]) / elapsed,
+           "actor_restarts": sum(snapshot["actor_starts"].values()) - len(snapshot["actor_starts"]),
+           **learner_metrics}
+    self._log.write(row)
+    self._counter.announce(metrics.progress_line(row))
+    return {"time": now, **snapshot, "input_wait_s": self._learner.input_wait_s}
