@@ -203,7 +203,15 @@ class Replicator:
     The returned callable runs `step_fn(next(iterator))` on every replica `steps_per_call` times (TPUs need
     several steps per call to stay busy) and returns the last step's results: per-replica values, or
     reduced over replicas with `reduce="mean"` or `"sum"`. Called with no iterator, `step_fn` takes no
-    arguments.
+    arguments. Instead of an iterator it also takes a tuple of `steps_per_call` batches already read from
+    one (e.g. to time the wait for input in Python, as rlrep's learners do); step k takes the k-th:
+
+    >>> import rlrep
+    >>> repl = rlrep.make_replicator("cpu:2")
+    >>> batches = iter(repl.distribute_dataset(lambda ctx: tf.data.Dataset.range(8).batch(1)))
+    >>> total = repl.function(tf.reduce_sum, steps_per_call=2, reduce="sum")
+    >>> int(total((next(batches), next(batches))))  # the second batch: elements 2 and 3
+    5
     """
     if steps_per_call < 1:
       raise ValueError(f"steps_per_call must be >= 1, got {steps_per_call}.")
@@ -214,7 +222,12 @@ class Replicator:
       return self.run(step_fn) if iterator is None else self.run(step_fn, next(iterator))
 
     @tf.function(jit_compile=jit_compile)
-    def call(iterator: Iterator | None = None) -> Nest:
+    def call(iterator: Iterator | tuple | None = None) -> Nest:
+      if isinstance(iterator, (tuple, list)):
+        if len(iterator) != steps_per_call:
+          raise ValueError(f"this function runs {steps_per_call} step(s) per call and was given "
+                           f"{len(iterator)} batch(es): pass one batch per step.")
+        iterator = iter(iterator)  # traced: each step reads its own argument, not a constant
       outputs = one_step(iterator)  # outside any loop: variables a step creates lazily are created here
       if steps_per_call > 2:
         # A graph loop traces its body once, so only TF iterators (which `next` inside the graph) can use

@@ -140,6 +140,20 @@ def test_several_steps_per_call_run_that_many_steps_and_return_the_last(steps_pe
   assert int(total) == last + last + 1
 
 
+@pytest.mark.parametrize("steps_per_call", [1, 3])
+def test_batches_read_beforehand_run_as_the_iterator_would(steps_per_call):
+  repl = rlrep.make_replicator("cpu:2")
+  dataset = repl.distribute_dataset(lambda ctx: tf.data.Dataset.range(100).map(lambda x: x * x).batch(1))
+  from_iterator = repl.function(lambda batch: tf.reduce_sum(batch), steps_per_call=steps_per_call, reduce="sum")
+  from_batches = repl.function(lambda batch: tf.reduce_sum(batch), steps_per_call=steps_per_call, reduce="sum")
+  first, second = iter(dataset), iter(dataset)
+  for _ in range(3):  # the same compiled call with new batches: arguments, not constants baked in at tracing
+    assert int(from_batches(tuple(next(second) for _ in range(steps_per_call)))) == int(from_iterator(first))
+  with pytest.raises(ValueError, match=f"runs {steps_per_call} step\\(s\\) per call and was given "
+                                       f"{steps_per_call + 1} batch"):
+    from_batches(tuple(next(second) for _ in range(steps_per_call + 1)))
+
+
 def test_reduce_and_local_results():
   repl = rlrep.make_replicator("cpu:4")
   values = repl.function(lambda: {"x": tf.cast(rlrep.replica_id(), tf.float32)})()
