@@ -48,11 +48,10 @@ class NStepFrameAdder:
   """
 
   def __init__(self, client: reverb.Client, layout: StepLayout, *, table: str = REPLAY_TABLE,
-               priority: float = 1.0, chunk_length: int = 16, timeout_s: float = 60.0,
+               chunk_length: int = 16, timeout_s: float = 60.0,
                watchdog: Watchdog | None = None, should_stop: Callable[[], bool] | None = None):
     self._layout = layout
     self._table = table
-    self._priority = priority
     if chunk_length < 1:
       raise ValueError(f"chunk_length must be >= 1 steps, got {chunk_length}.")
     self._chunk_length = chunk_length
@@ -127,7 +126,7 @@ class NStepFrameAdder:
         "discount": column(history["discount"], t, n),
         "valid": column(history["valid"], t, n),
     }
-    self._writer.create_item(self._table, self._priority, trajectory)
+    self._writer.create_item(self._table, 1.0, trajectory)  # sampling is uniform: priorities are unused
     self._next_item += 1
     self.items_created += 1
     if self.items_created % self._chunk_length == 0:

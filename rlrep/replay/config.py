@@ -30,8 +30,6 @@ class ReplayConfig:
     max_replay_size: items kept; the oldest are removed first.
     error_buffer: how far the sample/insert ratio may drift before one side blocks; None chooses
       max(2 * batch_size, 2 * samples_per_insert, 10% of min_replay_size).
-    prioritized: sample by priority (exponent `priority_exponent`) instead of uniformly.
-    priority_exponent: alpha of prioritized sampling.
     chunk_length: steps per stored chunk (see `rlrep.replay.adder`): longer chunks cost less memory per
       step but more decompression per sample, and items reach the server up to this many steps late.
   """
@@ -43,8 +41,6 @@ class ReplayConfig:
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000
   error_buffer: float | None = None
-  prioritized: bool = False
-  priority_exponent: float = 0.6
   chunk_length: int = 16
 
   def __post_init__(self):
@@ -74,8 +70,6 @@ class ReplayConfig:
             f"samples_per_insert ({self.samples_per_insert}): the learner would block in the middle of a batch "
             "while the actors block waiting for samples, a deadlock; use at least "
             f"{max(self.batch_size, self.samples_per_insert)} or leave it None")
-    if self.prioritized and self.priority_exponent < 0:
-      problems.append(f"priority_exponent must be >= 0, got {self.priority_exponent}")
     if problems:
       raise ValueError("invalid replay settings:\n  - " + "\n  - ".join(problems))
 

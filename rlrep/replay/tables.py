@@ -15,16 +15,14 @@ WEIGHTS_TABLE = "weights"
 
 
 def replay_table(layout: StepLayout, config: ReplayConfig, name: str = REPLAY_TABLE) -> reverb.Table:
-  """Uniform (or prioritized) sampling, FIFO removal, and a sample-to-insert rate limiter from `config`."""
+  """Uniform sampling, FIFO removal, and a sample-to-insert rate limiter from `config`."""
   if config.samples_per_insert is None:
     limiter = reverb.rate_limiters.MinSize(config.min_replay_size)
   else:
     limiter = reverb.rate_limiters.SampleToInsertRatio(
         samples_per_insert=config.samples_per_insert, min_size_to_sample=config.min_replay_size,
         error_buffer=config.resolved_error_buffer)
-  sampler = (reverb.selectors.Prioritized(config.priority_exponent) if config.prioritized
-             else reverb.selectors.Uniform())
-  return reverb.Table(name=name, sampler=sampler, remover=reverb.selectors.Fifo(),
+  return reverb.Table(name=name, sampler=reverb.selectors.Uniform(), remover=reverb.selectors.Fifo(),
                       max_size=config.max_replay_size, rate_limiter=limiter,
                       signature=layout.item_signature())
 

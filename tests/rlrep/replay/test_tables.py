@@ -27,12 +27,12 @@ def test_replay_table_reports_the_configured_limits():
   assert signature["reward"] == tf.TensorSpec((4,), tf.float32)
 
 
-def test_prioritized_and_unlimited_tables():
-  config = replay.ReplayConfig(prioritized=True, samples_per_insert=None, min_replay_size=5)
+def test_an_unlimited_table_samples_uniformly_once_it_holds_the_minimum():
+  config = replay.ReplayConfig(samples_per_insert=None, min_replay_size=5)
   server = reverb.Server([replay.replay_table(_layout(), config)])
   info = reverb.Client(f"localhost:{server.port}").server_info()[replay.REPLAY_TABLE]
   server.stop()
-  assert info.sampler_options.HasField("prioritized")
+  assert info.sampler_options.HasField("uniform")
   assert info.rate_limiter_info.min_size_to_sample == 5
   assert info.rate_limiter_info.samples_per_insert == 1.0  # MinSize: no ratio is enforced
 
