@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+from typing import TYPE_CHECKING
 
 from launch.checkpoints import CheckpointStore
 from launch.experiment import Experiment, load_experiment, prepare_output_dir
 
+if TYPE_CHECKING:  # rlrep imports TensorFlow: only when a run needs it
+  from rlrep.replicator import ReplicatorSpec
 
-def check_replicas_available(spec: str) -> None:
-  """Refuses a replicas spec this machine cannot provide (for inprocess and local modes)."""
+
+def check_replicas_available(spec: str) -> ReplicatorSpec:
+  """Parses `--replicas` (the one place `rlrep train` does) and refuses, with ValueError like every other bad
+  input, a spec this machine cannot provide (inprocess and local modes); returns the parsed spec."""
   import rlrep  # the stack check runs here, with its own advice
   import tensorflow as tf
   from rlrep import replicator
@@ -29,16 +34,17 @@ def check_replicas_available(spec: str) -> None:
                      "run the learner on a TPU slice.")
   elif parsed.kind == "multi_worker":
     replicator.read_tf_config()
+  return parsed
 
 
-def check_precision_supported(precision: str, replicas: str, cpu_flags: set[str] | None = None) -> None:
-  """Refuses bfloat16 where this machine's learner devices would only emulate it (slower, not faster)."""
+def check_precision_supported(precision: str, learner_kind: str, cpu_flags: set[str] | None = None) -> None:
+  """Refuses bfloat16 where this machine's learner devices (`ReplicatorSpec.kind`) would only emulate it
+  (slower, not faster)."""
   if precision != "bfloat16":
     return
-  import rlrep
   import tensorflow as tf
 
-  kind = rlrep.parse_spec(replicas).kind
+  kind = learner_kind
   if kind == "gpu":
     for gpu in tf.config.list_physical_devices("GPU"):
       capability = tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
@@ -111,8 +117,8 @@ def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = Fal
   if dry_run or detach:
     raise ValueError(f"{'--dry-run' if dry_run else '--detach'} applies to cluster jobs only: use it with --mode "
                      "cluster.")
-  check_replicas_available(experiment.replicas)
-  check_precision_supported(getattr(experiment.agent_config, "precision", "float32"), experiment.replicas)
+  learner = check_replicas_available(experiment.replicas)
+  check_precision_supported(getattr(experiment.agent_config, "precision", "float32"), learner.kind)
   check_replay_fits(experiment)
   if resume and CheckpointStore(experiment.out_dir / "checkpoints").latest() is None:
     raise ValueError(f"--resume {experiment.out}: no intact checkpoint in {experiment.out}/checkpoints; start it "
