@@ -79,7 +79,7 @@ def check_replay_fits(experiment: Experiment, memory_bytes: int | None = None) -
   >>> big = Experiment(frames=4_000_000, agent_config=D4PGConfig(max_replay_size=2_000_000))
   >>> check_replay_fits(big, memory_bytes=16 * 2**30)
   Traceback (most recent call last):
-  ValueError: replay would hold up to 2,000,000 agent steps x 22.2 kB = 44.4 GB, more than 80% of this machine's 17.2 GB of memory: lower --max-replay-size to at most 619,317 (or --image-size), or run the replay where the memory is (--mode cluster).
+  ValueError: replay would hold up to 2,000,000 agent steps x 22.2 kB = 44.4 GB, ... at most 619,317 ...
   >>> check_replay_fits(dataclasses.replace(big, frames=200_000), memory_bytes=16 * 2**30)  # 100k steps: fits
   """
   import psutil

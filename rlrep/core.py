@@ -17,7 +17,7 @@ These are `typing.Protocol`s: an agent satisfies them by having the methods, no 
 >>> check_params(specs, {"policy/00/kernel": np.zeros((3, 2), np.float32)}, "the learner's weights")
 >>> check_params(specs, {"policy/00/kernel": np.zeros((2, 3), np.float32)}, "the learner's weights")
 Traceback (most recent call last):
-ValueError: the learner's weights do not fit the policy: policy/00/kernel has shape (2, 3) and dtype float32, the policy expects (3, 2) and float32
+ValueError: the learner's weights do not fit the policy: policy/00/kernel has shape (2, 3) ... expects (3, 2) ...
 """
 
 from __future__ import annotations
