@@ -20,9 +20,11 @@ from typing import Sequence
 import numpy as np
 
 from launch import metrics
-from launch.experiment import EXPERIMENT_FILE
+from launch.experiment import EXPERIMENT_FILE, Experiment
 
-IGNORED_FOR_GROUPING = ("seed", "out", "mode", "frames", "actors", "replicas", "log_every_s", "checkpoint_every_s")
+# Settings that place, budget or present a run without changing what it learns.
+IGNORED_FOR_GROUPING = ("seed", "out", "mode", "frames", "actors", "replicas", "log_every_s", "checkpoint_every_s",
+                        "cluster", "video_size", "video_format", "replay_port")
 
 
 @dataclasses.dataclass
@@ -43,7 +45,10 @@ class Curve:
 
 
 def load_run(directory: str | pathlib.Path) -> tuple[dict, list[dict[str, float]]]:
-  """(experiment settings, evaluation rows) of a run directory, or ValueError saying why it is not one."""
+  """(experiment settings, evaluation rows) of a run directory, or ValueError saying why it is not one.
+
+  The settings are read as `Experiment` reads them, so files written by older versions (fields added since
+  take their defaults) group with new ones."""
   path = pathlib.Path(directory)
   settings_file = path / EXPERIMENT_FILE
   rows = metrics.read_log(path, "eval")
@@ -51,7 +56,7 @@ def load_run(directory: str | pathlib.Path) -> tuple[dict, list[dict[str, float]
     missing = EXPERIMENT_FILE if not settings_file.exists() else "logs/eval.csv rows"
     raise ValueError(f"{path} is not an rlrep run with evaluations (no {missing}); pass directories that "
                      "`rlrep train --out` wrote.")
-  return json.loads(settings_file.read_text()), rows
+  return Experiment.from_json(json.loads(settings_file.read_text())).to_json(), rows
 
 
 def _flatten(settings: dict) -> dict:

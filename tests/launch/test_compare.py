@@ -36,6 +36,17 @@ def test_seeds_pool_into_a_mean_with_a_band_and_settings_label_the_groups(tmp_pa
   assert np.isnan(curves["d4pg cartpole-swingup (learning_rate=0.001)"].at(150))  # beyond its last evaluation
 
 
+def test_a_run_written_by_an_older_version_groups_with_new_runs_of_the_same_settings(tmp_path):
+  import json
+  old, new = _run(tmp_path, "old", [(0, 10), (100, 30)], seed=0), _run(tmp_path, "new", [(0, 20), (100, 50)], seed=1)
+  settings = json.loads((tmp_path / "old" / "experiment.json").read_text())
+  settings.update(settings.pop("cluster"))  # cluster settings sat at the top level before ClusterConfig
+  del settings["agent_config"]["steps_per_call"], settings["video_size"]  # fields added since take defaults
+  (tmp_path / "old" / "experiment.json").write_text(json.dumps(settings))
+  (curve,) = compare.group_runs([old, new])
+  assert curve.runs == 2 and curve.label == "d4pg cartpole-swingup"
+
+
 def test_the_cli_writes_a_png_and_prints_the_table_with_references(tmp_path, capsys):
   run = _run(tmp_path, "r", [(0, 1), (100_000, 300), (200_000, 500)])
   reference = tmp_path / "published.csv"
