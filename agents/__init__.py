@@ -8,7 +8,7 @@ in `AGENTS`.
 'D4PGConfig'
 >>> get("dqn")
 Traceback (most recent call last):
-ValueError: unknown agent 'dqn'; registered agents: d4pg
+ValueError: unknown agent 'dqn'; registered agents: d4pg, ddpg
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from agents import d4pg
+from agents import d4pg, ddpg
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +44,10 @@ AGENTS = {
     "d4pg": Agent(d4pg.D4PGConfig, d4pg.D4PGBuilder, d4pg.presets.for_task, d4pg.D4PGConfig.for_state_features,
                   "Defaults are agents/d4pg/config.py's, then the task's preset (pixels); --no-pixels switches to "
                   "state-feature defaults (frame stack 1, no augmentation, no preset). " + d4pg.presets.describe()),
+    "ddpg": Agent(ddpg.DDPGConfig, ddpg.DDPGBuilder, ddpg.presets.for_task, ddpg.DDPGConfig.for_state_features,
+                  "DrQ-v2's DDPG (twin Q critic). Defaults are agents/ddpg/config.py's, then the task's preset "
+                  "(pixels); --no-pixels switches to state-feature defaults (frame stack 1, no augmentation, "
+                  "constant exploration noise, no preset). " + ddpg.presets.describe()),
 }
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 from dm_env import specs
 
-from agents.d4pg.config import D4PGConfig
+from agents.d4pg.config import ActorCriticConfig
 from agents.d4pg.networks import make_networks
 from rlrep import core
 from rlrep.core import Params
@@ -35,7 +35,7 @@ class Exploration:
   random_frames: int = 0
 
   @classmethod
-  def from_config(cls, config: D4PGConfig) -> "Exploration":
+  def from_config(cls, config: ActorCriticConfig) -> "Exploration":
     return cls(config.sigma_start, config.sigma, config.sigma_decay_frames, config.random_frames)
 
   def uniform(self, frames: int) -> bool:
@@ -56,11 +56,13 @@ class PolicyNetwork:
   """
 
   def __init__(self, observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
-               config: D4PGConfig, exploration: Exploration | None = None):
+               config: ActorCriticConfig, exploration: Exploration | None = None):
     if exploration is not None and min(exploration.sigma, exploration.sigma_start) < 0:
       raise ValueError(f"exploration noise must be >= 0, got {exploration}.")
-    # Actors run on CPUs, where bfloat16 is usually emulated; the weights are float32 either way.
-    networks = make_networks(observation_spec, action_spec, dataclasses.replace(config, precision="float32"))
+    # Actors run on CPUs, where bfloat16 is usually emulated; the weights are float32 either way. Acting
+    # needs no critic, so any agent's config with the encoder's and policy's settings will do.
+    networks = make_networks(observation_spec, action_spec, dataclasses.replace(config, precision="float32"),
+                             critic=None)
     self._variables = networks.policy_variables
     self._action_spec = action_spec
     self._exploration = exploration

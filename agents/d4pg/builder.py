@@ -17,7 +17,7 @@ import reverb
 
 import rlrep
 from agents.d4pg.acting import Exploration, PolicyNetwork
-from agents.d4pg.config import D4PGConfig
+from agents.d4pg.config import ActorCriticConfig, D4PGConfig
 from agents.d4pg.learning import Learner
 from environments import dmc
 from rlrep import replay
@@ -25,8 +25,9 @@ from rlrep import replay
 
 class D4PGBuilder:
   """D4PG on a Control Suite task; an `rlrep.core.Builder`."""
+  learner_class = Learner  # agents/ddpg's builder is this one with its own learner
 
-  def __init__(self, task: str, config: D4PGConfig):
+  def __init__(self, task: str, config: ActorCriticConfig):
     self.task = task
     self.config = config
     probe = self.make_environment(seed=0)  # also rejects an unknown task before anything starts
@@ -70,5 +71,6 @@ class D4PGBuilder:
     input_fn = replay.make_input_fn(server_address, self.layout, self.config.discount, self.config.batch_size,
                                     end_after_idle_s=end_after_idle_s)
 
-    return Learner(replicator, self.observation_spec, self.action_spec, self.config,
-                   lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)), watchdog=watchdog)
+    return self.learner_class(replicator, self.observation_spec, self.action_spec, self.config,
+                              lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)),
+                              watchdog=watchdog)

@@ -2,13 +2,15 @@
 
 Sources: the D4PG paper (Barth-Maron et al., 2018), Acme's D4PG defaults, the DMC tech report's pixel
 encoder (2 conv layers, FC-50, LayerNorm, tanh; encoder trained by the critic only) and DrQ's random shift.
-Every field is an `rlrep train` option: `--field-name value`.
+Every field is an `rlrep train` option: `--field-name value`. `ActorCriticConfig` holds what D4PG's settings
+share with agents built from its pieces (agents/ddpg): their checks and the replay settings derived from them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TypeVar
 
 from environments import dmc
 from rlrep.replay import ReplayConfig
@@ -16,10 +18,115 @@ from rlrep.replay import ReplayConfig
 
 PRECISIONS = ("float32", "bfloat16")
 MIN_IMAGE_SIZE = 16
+_Config = TypeVar("_Config", bound="ActorCriticConfig")
+
+
+class ActorCriticConfig:
+  """What D4PG's settings share with agents built from its pieces (agents/ddpg): environment, encoder and
+  policy networks, optimisation, targets, exploration and replay.
+
+  Not a dataclass: each agent's frozen dataclass declares the fields itself (so D4PGConfig keeps its field
+  order) and inherits their checks (`shared_problems`), the replay settings derived from them and the
+  state-feature defaults.
+  """
+  pixels: bool
+  image_size: int
+  frame_stack: int
+  action_repeat: int
+  render_quality: str
+  batch_size: int
+  n_step: int
+  discount: float
+  learning_rate: float
+  max_gradient_norm: float
+  target_update_period: int
+  target_update_tau: float
+  sigma: float
+  sigma_start: float
+  sigma_decay_frames: int
+  random_frames: int
+  saturation_penalty: float
+  conv_channels: int
+  feature_dim: int
+  hidden_sizes: tuple[int, ...]
+  precision: str
+  steps_per_call: int
+  augment: bool
+  samples_per_insert: float | None
+  min_replay_size: int
+  max_replay_size: int
+  replay_chunk_length: int
+  weights_update_period: int
+  seed: int
+
+  def shared_problems(self) -> list[str]:
+    """Every problem with the shared settings, one sentence each (the replay settings are checked by `refuse`)."""
+    problems = []
+    try:
+      dmc.check_settings(self.image_size, self.frame_stack, self.action_repeat, self.render_quality)
+    except ValueError as error:
+      problems.append(str(error).rstrip("."))
+    if self.pixels and self.image_size < MIN_IMAGE_SIZE:
+      problems.append(f"image_size must be >= {MIN_IMAGE_SIZE} for the encoder's convolutions, got {self.image_size}")
+    if self.conv_channels < 1 or self.feature_dim < 1:
+      problems.append(f"conv_channels and feature_dim must be >= 1, got {self.conv_channels} and {self.feature_dim}")
+    if not 0 < self.learning_rate < math.inf:
+      problems.append(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
+    if self.max_gradient_norm < 0:
+      problems.append(f"max_gradient_norm must be >= 0 (0 = no clipping), got {self.max_gradient_norm}")
+    if self.target_update_period < 1:
+      problems.append(f"target_update_period must be >= 1, got {self.target_update_period}")
+    if not 0.0 <= self.target_update_tau <= 1.0:
+      problems.append(f"target_update_tau must be in [0, 1], got {self.target_update_tau}")
+    if self.saturation_penalty < 0:
+      problems.append(f"saturation_penalty must be >= 0 (0 = off), got {self.saturation_penalty}")
+    if self.sigma < 0 or self.sigma_start < 0:
+      problems.append(f"sigma and sigma_start must be >= 0, got {self.sigma} and {self.sigma_start}")
+    if self.sigma_decay_frames < 0 or self.random_frames < 0:
+      problems.append(f"sigma_decay_frames and random_frames must be >= 0, got {self.sigma_decay_frames} and "
+                      f"{self.random_frames}")
+    if self.precision not in PRECISIONS:
+      problems.append(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+    if self.steps_per_call < 1:
+      problems.append(f"steps_per_call must be >= 1, got {self.steps_per_call}")
+    if not self.hidden_sizes or min(self.hidden_sizes) < 1:
+      problems.append(f"hidden_sizes needs at least one positive width, got {self.hidden_sizes}")
+    if self.weights_update_period < 1:
+      problems.append(f"weights_update_period must be >= 1, got {self.weights_update_period}")
+    if not self.pixels and self.frame_stack != 1:
+      problems.append(f"state features are not stacked: use frame_stack=1 with pixels=False "
+                      f"(got frame_stack={self.frame_stack})")
+    return problems
+
+  def refuse(self, agent: str, problems: list[str]) -> None:
+    """Raises ValueError listing every problem (`agent` names the settings), then checks the replay settings."""
+    if problems:
+      raise ValueError(f"invalid {agent} settings:\n  - " + "\n  - ".join(problems))
+    _ = self.replay  # building the replay settings validates them too
+
+  @property
+  def replay_bytes_per_step(self) -> int:
+    """Replay memory per stored agent step, uncompressed: one RGB frame (stacks are rebuilt when sampled) or
+    a state vector, plus action, reward, discount and Reverb's per-item bookkeeping (~1 kB)."""
+    return (self.image_size * self.image_size * 3 if self.pixels else 1024) + 1024
+
+  @property
+  def replay(self) -> ReplayConfig:
+    return ReplayConfig(batch_size=self.batch_size, n_step=self.n_step, discount=self.discount,
+                        frame_stack=self.frame_stack, samples_per_insert=self.samples_per_insert,
+                        min_replay_size=self.min_replay_size, max_replay_size=self.max_replay_size,
+                        chunk_length=self.replay_chunk_length)
+
+  @classmethod
+  def for_state_features(cls: type[_Config], **overrides) -> _Config:
+    """Defaults for learning from state features: no frames to stack or augment, and constant exploration
+    noise (the falling schedule is for pixels; from states, cartpole-balance reached 997 at 60k frames with
+    a constant 0.2 and stayed below 800 with the schedule, which was still at 0.5 there)."""
+    return cls(**{"pixels": False, "frame_stack": 1, "augment": False, "sigma_start": cls.sigma, **overrides})
 
 
 @dataclasses.dataclass(frozen=True)
-class D4PGConfig:
+class D4PGConfig(ActorCriticConfig):
   """Everything the D4PG learner, actors and replay need.
 
   Attributes:
@@ -58,6 +165,9 @@ class D4PGConfig:
       projection stay float32. For TPUs (bfloat16 is their native type), GPUs with compute capability >= 8
       and CPUs with AVX512-BF16 or AMX; elsewhere TensorFlow emulates it and `rlrep train` refuses it
       (measured 7x slower than float32 on an AMD EPYC without avx512_bf16).
+    steps_per_call: learner updates per compiled call, each on its own batch (`Replicator.function`): TPUs
+      need several to stay busy between host round trips; on CPUs 1 is as fast. Weights are published and
+      the progress line counted between calls.
     augment: random shift (pad 4, crop back) of learner observations, as DrQ; pixels only.
     samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
     replay_chunk_length: agent steps per stored replay chunk (see `rlrep.replay.ReplayConfig.chunk_length`).
@@ -89,6 +199,7 @@ class D4PGConfig:
   feature_dim: int = 50
   hidden_sizes: tuple[int, ...] = (256, 256)
   precision: str = "float32"
+  steps_per_call: int = 1
   augment: bool = True
   samples_per_insert: float | None = 32.0
   min_replay_size: int = 1000
@@ -100,7 +211,7 @@ class D4PGConfig:
   OPTION_GROUPS = {  # `rlrep train --help` sections (the experiment's --seed sets `seed`)
       "environment": ("pixels", "image_size", "frame_stack", "action_repeat", "render_quality"),
       "learning": ("batch_size", "learning_rate", "n_step", "discount", "max_gradient_norm", "target_update_period",
-                   "target_update_tau", "augment", "precision"),
+                   "target_update_tau", "augment", "precision", "steps_per_call"),
       "critic": ("num_atoms", "vmin", "vmax", "critic_initial_value"),
       "policy and exploration": ("sigma", "sigma_start", "sigma_decay_frames", "random_frames",
                                  "saturation_penalty"),
@@ -110,63 +221,10 @@ class D4PGConfig:
   }
 
   def __post_init__(self):
-    problems = []
-    try:
-      dmc.check_settings(self.image_size, self.frame_stack, self.action_repeat, self.render_quality)
-    except ValueError as error:
-      problems.append(str(error).rstrip("."))
-    if self.pixels and self.image_size < MIN_IMAGE_SIZE:
-      problems.append(f"image_size must be >= {MIN_IMAGE_SIZE} for the encoder's convolutions, got {self.image_size}")
-    if self.conv_channels < 1 or self.feature_dim < 1:
-      problems.append(f"conv_channels and feature_dim must be >= 1, got {self.conv_channels} and {self.feature_dim}")
+    problems = self.shared_problems()
     if self.num_atoms < 2:
       problems.append(f"num_atoms must be >= 2, got {self.num_atoms}")
     if not self.vmin < self.vmax:
       problems.append(f"vmin ({self.vmin}) must be below vmax ({self.vmax})")
-    if not 0 < self.learning_rate < math.inf:
-      problems.append(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
-    if self.max_gradient_norm < 0:
-      problems.append(f"max_gradient_norm must be >= 0 (0 = no clipping), got {self.max_gradient_norm}")
-    if self.target_update_period < 1:
-      problems.append(f"target_update_period must be >= 1, got {self.target_update_period}")
-    if not 0.0 <= self.target_update_tau <= 1.0:
-      problems.append(f"target_update_tau must be in [0, 1], got {self.target_update_tau}")
-    if self.saturation_penalty < 0:
-      problems.append(f"saturation_penalty must be >= 0 (0 = off), got {self.saturation_penalty}")
-    if self.sigma < 0 or self.sigma_start < 0:
-      problems.append(f"sigma and sigma_start must be >= 0, got {self.sigma} and {self.sigma_start}")
-    if self.sigma_decay_frames < 0 or self.random_frames < 0:
-      problems.append(f"sigma_decay_frames and random_frames must be >= 0, got {self.sigma_decay_frames} and "
-                      f"{self.random_frames}")
-    if self.precision not in PRECISIONS:
-      problems.append(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
-    if not self.hidden_sizes or min(self.hidden_sizes) < 1:
-      problems.append(f"hidden_sizes needs at least one positive width, got {self.hidden_sizes}")
-    if self.weights_update_period < 1:
-      problems.append(f"weights_update_period must be >= 1, got {self.weights_update_period}")
-    if not self.pixels and self.frame_stack != 1:
-      problems.append(f"state features are not stacked: use frame_stack=1 with pixels=False "
-                      f"(got frame_stack={self.frame_stack})")
-    if problems:
-      raise ValueError("invalid D4PG settings:\n  - " + "\n  - ".join(problems))
-    _ = self.replay  # building the replay settings validates them too
+    self.refuse("D4PG", problems)
 
-  @property
-  def replay_bytes_per_step(self) -> int:
-    """Replay memory per stored agent step, uncompressed: one RGB frame (stacks are rebuilt when sampled) or
-    a state vector, plus action, reward, discount and Reverb's per-item bookkeeping (~1 kB)."""
-    return (self.image_size * self.image_size * 3 if self.pixels else 1024) + 1024
-
-  @property
-  def replay(self) -> ReplayConfig:
-    return ReplayConfig(batch_size=self.batch_size, n_step=self.n_step, discount=self.discount,
-                        frame_stack=self.frame_stack, samples_per_insert=self.samples_per_insert,
-                        min_replay_size=self.min_replay_size, max_replay_size=self.max_replay_size,
-                        chunk_length=self.replay_chunk_length)
-
-  @classmethod
-  def for_state_features(cls, **overrides) -> "D4PGConfig":
-    """Defaults for learning from state features: no frames to stack or augment, and constant exploration
-    noise (the falling schedule is for pixels; from states, cartpole-balance reached 997 at 60k frames with
-    a constant 0.2 and stayed below 800 with the schedule, which was still at 0.5 there)."""
-    return cls(**{"pixels": False, "frame_stack": 1, "augment": False, "sigma_start": cls.sigma, **overrides})

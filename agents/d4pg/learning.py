@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import tensorflow as tf
 from dm_env import specs
 
 import rlrep
-from agents.d4pg.config import D4PGConfig
-from agents.d4pg.networks import Networks, make_networks
+from agents.d4pg.config import ActorCriticConfig, D4PGConfig
+from agents.d4pg.networks import Critic, Networks, make_networks
 from rlrep import replay
 
 SHIFT_PAD = 4
@@ -65,13 +65,14 @@ class LearnerState(tf.Module):
   """Everything a learner checkpoint holds: networks, target networks, optimizers and the step counter."""
 
   def __init__(self, observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
-               config: D4PGConfig):
+               config: ActorCriticConfig, critic: Callable[[Any], tf.Module] = Critic):
+    """`critic(config)` makes the critic (D4PG's categorical one by default; agents/ddpg passes its own)."""
     super().__init__(name="d4pg_learner")
     tf.keras.utils.set_random_seed(config.seed)  # network initialisation
-    self.online = _as_module(make_networks(observation_spec, action_spec, config))
+    self.online = _as_module(make_networks(observation_spec, action_spec, config, critic))
     # Targets change only by copying: one replica's value is taken (all replicas hold the same).
     with tf.variable_creator_scope(_first_replica_aggregation):
-      self.target = _as_module(make_networks(observation_spec, action_spec, config))
+      self.target = _as_module(make_networks(observation_spec, action_spec, config, critic))
       self.num_steps = tf.Variable(0, dtype=tf.int64, trainable=False, name="num_steps")
     for target, online in zip(self.target.variables, self.online.variables, strict=True):
       target.assign(online)
@@ -109,16 +110,34 @@ def _first_replica_aggregation(next_creator, **kwargs):
   return next_creator(**kwargs)
 
 
-def update(state: LearnerState, batch: dict, config: D4PGConfig) -> dict[str, tf.Tensor]:
-  """One D4PG learner step on this replica's part of the batch; returns metrics averaged over replicas."""
-  online, target = state.networks, state.target_networks
-  observation, next_observation = batch["observation"], batch["next_observation"]
+def augment(state: LearnerState, observation: dict, next_observation: dict,
+            config: ActorCriticConfig) -> tuple[dict, dict]:
+  """Both observations with their pixels randomly shifted (`config.augment`), else as they are."""
   if config.augment and "pixels" in observation:
     # A different shift per replica and step, reproducible from the step counter.
     stream = state.num_steps * rlrep.num_replicas() + tf.cast(rlrep.replica_id(), tf.int64)
     observation = {**observation, "pixels": random_shift(observation["pixels"], _seed(config, stream, 0))}
     next_observation = {**next_observation,
                         "pixels": random_shift(next_observation["pixels"], _seed(config, stream, 1))}
+  return observation, next_observation
+
+
+def update_targets(state: LearnerState, config: ActorCriticConfig) -> None:
+  """Counts the step and moves the target networks toward the online ones: Polyak averaging with
+  `target_update_tau > 0`, else a copy every `target_update_period` steps."""
+  state.num_steps.assign_add(1)
+  if config.target_update_tau > 0:
+    mix = tf.constant(config.target_update_tau, tf.float32)
+  else:  # 1 exactly on copy steps (1 * online + 0 * target == online), else 0
+    mix = tf.cast(state.num_steps % config.target_update_period == 0, tf.float32)
+  for target_variable, online_variable in zip(state.target.variables, state.online.variables):
+    target_variable.assign(mix * online_variable + (1.0 - mix) * target_variable)
+
+
+def update(state: LearnerState, batch: dict, config: D4PGConfig) -> dict[str, tf.Tensor]:
+  """One D4PG learner step on this replica's part of the batch; returns metrics averaged over replicas."""
+  online, target = state.networks, state.target_networks
+  observation, next_observation = augment(state, batch["observation"], batch["next_observation"], config)
   action = tf.cast(batch["action"], tf.float32)
 
   next_features = target.encoder(next_observation)
@@ -141,58 +160,69 @@ def update(state: LearnerState, batch: dict, config: D4PGConfig) -> dict[str, tf
   state.policy_optimizer.apply_gradients(zip(tape.gradient(policy_loss, state.policy_variables),
                                              state.policy_variables))
   del tape
-
-  state.num_steps.assign_add(1)
-  if config.target_update_tau > 0:
-    mix = tf.constant(config.target_update_tau, tf.float32)
-  else:  # 1 exactly on copy steps (1 * online + 0 * target == online), else 0
-    mix = tf.cast(state.num_steps % config.target_update_period == 0, tf.float32)
-  for target_variable, online_variable in zip(state.target.variables, state.online.variables):
-    target_variable.assign(mix * online_variable + (1.0 - mix) * target_variable)
+  update_targets(state, config)
 
   return rlrep.all_mean({"critic_loss": critic_loss, "policy_loss": policy_loss,
                          "q_mean": tf.reduce_mean(online.critic.expected_value(logits)),
                          "reward_mean": tf.reduce_mean(batch["reward"])})
 
 
-def _seed(config: D4PGConfig, stream: tf.Tensor, which: int) -> tf.Tensor:
+def _seed(config: ActorCriticConfig, stream: tf.Tensor, which: int) -> tf.Tensor:
   return tf.stack([tf.constant(config.seed, tf.int64) * 2 + which, stream])
 
 
 class Learner:
   """Runs `update` on a replicator, reading batches from `make_iterator()`, and saves/restores exactly.
 
-  `step()` takes the next batch (timing how long it waited for replay: `input_wait_s`; a `watchdog` logs
-  the replay state while that wait is long), runs one compiled replicated update and returns its metrics.
-  `restart_input()` replaces the iterator, e.g. after a replay dataset ended on its idle timeout.
+  `step()` reads `config.steps_per_call` batches (timing how long it waited for replay: `input_wait_s`; a
+  `watchdog` logs the replay state while that wait is long), runs that many replicated updates in one call
+  compiled by `Replicator.function` and returns the last one's metrics. A batch read is never lost: when
+  the input ends on its idle timeout (StopIteration) the batches read so far wait for the next call, and no
+  update has run. `restart_input()` replaces the iterator after such an end.
+  An agent that reuses this loop with its own networks and update (agents/ddpg) overrides `make_state` and
+  `update_fn`.
   """
 
   def __init__(self, replicator: rlrep.Replicator, observation_spec: dict[str, specs.Array],
-               action_spec: specs.BoundedArray, config: D4PGConfig,
+               action_spec: specs.BoundedArray, config: ActorCriticConfig,
                make_iterator: Callable[[], Iterator] | None = None, watchdog: replay.Watchdog | None = None):
     self.replicator = replicator
     self.config = config
     with replicator.scope():
-      self.state = LearnerState(observation_spec, action_spec, config)
+      self.state = self.make_state(observation_spec, action_spec, config)
     self._make_iterator = make_iterator
     self._iterator = None if make_iterator is None else make_iterator()
-    self._update = tf.function(lambda batch: replicator.run(lambda b: update(self.state, b, config), batch))
+    self._update = replicator.function(lambda batch: self.update_fn(self.state, batch, config),
+                                       steps_per_call=config.steps_per_call)
+    self._batches: list = []  # read, not yet trained on
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
     self._waited_s = 0.0
     self._waiting_since: float | None = None
     self._watchdog = watchdog
 
+  def make_state(self, observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
+                 config: ActorCriticConfig) -> LearnerState:
+    """The learner's variables (made under the replicator's scope)."""
+    return LearnerState(observation_spec, action_spec, config)
+
+  @staticmethod
+  def update_fn(state: LearnerState, batch: dict, config: ActorCriticConfig) -> dict[str, tf.Tensor]:
+    """The single-device step that every replica runs."""
+    return update(state, batch, config)
+
   def step(self) -> dict[str, float]:
     if self._iterator is None:
       raise RuntimeError("this Learner has no input: pass `make_iterator=` (the builder's make_learner does).")
-    self._waiting_since = time.perf_counter()
-    try:
-      with self._watchdog.watch("learner sample") if self._watchdog else contextlib.nullcontext():
-        batch = next(self._iterator)
-    finally:  # a wait that ends in the dataset's idle timeout was a wait too
-      self._waited_s += time.perf_counter() - self._waiting_since
-      self._waiting_since = None
-    metrics = self.replicator.local_results(self._update(batch))[0]  # already averaged over replicas
+    while len(self._batches) < self.config.steps_per_call:
+      self._waiting_since = time.perf_counter()
+      try:
+        with self._watchdog.watch("learner sample") if self._watchdog else contextlib.nullcontext():
+          self._batches.append(next(self._iterator))
+      finally:  # a wait that ends in the dataset's idle timeout was a wait too
+        self._waited_s += time.perf_counter() - self._waiting_since
+        self._waiting_since = None
+    batches, self._batches = tuple(self._batches), []
+    metrics = self.replicator.local_results(self._update(batches))[0]  # already averaged over replicas
     return {name: float(value) for name, value in metrics.items()}
 
   @property

@@ -17,18 +17,19 @@ with the gradient stopped.
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 import numpy as np
 import tensorflow as tf
 from dm_env import specs
 
-from agents.d4pg.config import D4PGConfig
+from agents.d4pg.config import ActorCriticConfig, D4PGConfig
 
 
 class Encoder(tf.Module):
   """Observation dict -> [batch, feature_dim (+ proprio)] features in (-1, 1)."""
 
-  def __init__(self, observation_spec: dict[str, specs.Array], config: D4PGConfig, name: str = "encoder"):
+  def __init__(self, observation_spec: dict[str, specs.Array], config: ActorCriticConfig, name: str = "encoder"):
     super().__init__(name=name)
     self._pixels = "pixels" in observation_spec
     if not self._pixels and "features" not in observation_spec:
@@ -56,10 +57,10 @@ class Encoder(tf.Module):
     return features
 
 
-def _layer_norm_mlp(hidden_sizes: tuple[int, ...], outputs: int,
-                    output_initializer: str | tf.keras.initializers.Initializer = "glorot_uniform",
-                    output_bias_initializer: str | tf.keras.initializers.Initializer = "zeros"
-                    ) -> list[tf.keras.layers.Layer]:
+def layer_norm_mlp(hidden_sizes: tuple[int, ...], outputs: int,
+                   output_initializer: str | tf.keras.initializers.Initializer = "glorot_uniform",
+                   output_bias_initializer: str | tf.keras.initializers.Initializer = "zeros"
+                   ) -> list[tf.keras.layers.Layer]:
   """Acme's LayerNormMLP: Dense + LayerNorm + tanh first (inputs of any scale land in (-1, 1)), then ELU layers."""
   first, *rest = hidden_sizes
   return [tf.keras.layers.Dense(first), tf.keras.layers.LayerNormalization(), tf.keras.layers.Activation("tanh"),
@@ -92,13 +93,13 @@ class Policy(tf.Module):
   Near-zero initialisation alone does not prevent that; the learner also penalises large pre-tanh outputs.
   """
 
-  def __init__(self, action_spec: specs.BoundedArray, config: D4PGConfig, name: str = "policy"):
+  def __init__(self, action_spec: specs.BoundedArray, config: ActorCriticConfig, name: str = "policy"):
     super().__init__(name=name)
-    self._low = tf.constant(action_spec.minimum, tf.float32)
-    self._high = tf.constant(action_spec.maximum, tf.float32)
+    self.low = tf.constant(action_spec.minimum, tf.float32)  # the action bounds
+    self.high = tf.constant(action_spec.maximum, tf.float32)
     with self.name_scope:
-      self.layers = _layer_norm_mlp(config.hidden_sizes, int(np.prod(action_spec.shape)),
-                                    tf.keras.initializers.VarianceScaling(1e-4))
+      self.layers = layer_norm_mlp(config.hidden_sizes, int(np.prod(action_spec.shape)),
+                                   tf.keras.initializers.VarianceScaling(1e-4))
 
   def __call__(self, features: tf.Tensor) -> tf.Tensor:
     return self.squash(self.preactivation(features))
@@ -111,7 +112,7 @@ class Policy(tf.Module):
     return x
 
   def squash(self, preactivation: tf.Tensor) -> tf.Tensor:
-    return self._low + (tf.tanh(preactivation) + 1.0) * 0.5 * (self._high - self._low)
+    return self.low + (tf.tanh(preactivation) + 1.0) * 0.5 * (self.high - self.low)
 
 
 class Critic(tf.Module):
@@ -125,8 +126,8 @@ class Critic(tf.Module):
     super().__init__(name=name)
     self.atoms = tf.linspace(tf.constant(config.vmin, tf.float32), config.vmax, config.num_atoms)
     with self.name_scope:
-      self.layers = _layer_norm_mlp(config.hidden_sizes, config.num_atoms, output_bias_initializer=
-                                    tf.keras.initializers.Constant(initial_logits(config)))
+      self.layers = layer_norm_mlp(config.hidden_sizes, config.num_atoms, output_bias_initializer=
+                                   tf.keras.initializers.Constant(initial_logits(config)))
 
   def __call__(self, features: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
     x = tf.concat([features, action], axis=-1)
@@ -142,7 +143,7 @@ class Critic(tf.Module):
 class Networks:
   encoder: Encoder
   policy: Policy
-  critic: Critic
+  critic: tf.Module | None  # D4PG's `Critic`, another agent's (agents/ddpg's twin Q heads), or None on actors
 
   @property
   def policy_variables(self) -> dict[str, tf.Variable]:
@@ -156,12 +157,17 @@ class Networks:
 
 
 def make_networks(observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
-                  config: D4PGConfig) -> Networks:
-  """Builds (creates the variables of) all three networks for these specs."""
+                  config: ActorCriticConfig,
+                  critic: Callable[[ActorCriticConfig], tf.Module] | None = Critic) -> Networks:
+  """Builds (creates the variables of) the networks for these specs: the encoder, the policy and
+  `critic(config)`, a module called as `critic(features, action)` (None: no critic, as actors need none)."""
   if not isinstance(action_spec, specs.BoundedArray):
-    raise ValueError("D4PG needs a bounded action spec (its policy outputs tanh-squashed actions).")
-  networks = Networks(Encoder(observation_spec, config), Policy(action_spec, config), Critic(config))
+    raise ValueError("the policy needs a bounded action spec (it outputs tanh-squashed actions).")
+  networks = Networks(Encoder(observation_spec, config), Policy(action_spec, config),
+                      critic(config) if critic else None)
   dummy = {key: tf.zeros((1, *spec.shape), spec.dtype) for key, spec in observation_spec.items()}
   features = networks.encoder(dummy)
-  networks.critic(features, networks.policy(features))
+  actions = networks.policy(features)
+  if networks.critic is not None:
+    networks.critic(features, actions)
   return networks

@@ -91,7 +91,7 @@ class LearnerRole:
         if not finite:
           raise self._non_finite_error(steps, learner_metrics)
         self._counter.set_learner_steps(steps)
-        if steps % experiment.publish_every_steps == 0:
+        if steps - self._published_steps >= experiment.publish_every_steps:  # steps move by steps_per_call
           self._publish()
         if time.perf_counter() - last["time"] >= experiment.log_every_s:
           last = self._log_row(last, learner_metrics)

@@ -75,15 +75,46 @@ def test_update_on_four_replicas_matches_one_device():
   assert report.steps == 3
 
 
+def _dataset(repl, batches):
+  return repl.distribute_dataset(lambda context: tf.data.Dataset.from_tensor_slices(
+      tf.nest.map_structure(lambda *rows: np.stack(rows), *batches)), per_replica=True)
+
+
 def _learner(config, batches, spec="cpu:1"):
   repl = rlrep.make_replicator(spec)
-  dataset = repl.distribute_dataset(lambda context: tf.data.Dataset.from_tensor_slices(
-      tf.nest.map_structure(lambda *rows: np.stack(rows), *batches)), per_replica=True)
+  dataset = _dataset(repl, batches)
   return learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, lambda: iter(dataset))
 
 
 def _values(learner):
   return [v.numpy() for v in learner.state.variables]
+
+
+def test_three_steps_per_call_equal_three_single_steps():
+  batches = _batches(6)
+  single, triple = _learner(CONFIG, batches), _learner(dataclasses.replace(CONFIG, steps_per_call=3), batches)
+  for _ in range(3):
+    single.step()
+  last = triple.step()
+  assert triple.num_steps == single.num_steps == 3
+  for a, b in zip(_values(single), _values(triple), strict=True):
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+  assert set(last) == {"critic_loss", "policy_loss", "q_mean", "reward_mean"}
+  assert last["reward_mean"] == pytest.approx(float(batches[2]["reward"].mean()))  # the third step's batch
+
+
+def test_a_batch_read_before_the_input_ends_is_trained_on_after_the_restart():
+  batches = _batches(4)
+  config = dataclasses.replace(CONFIG, steps_per_call=3)
+  repl = rlrep.make_replicator("cpu:1")
+  inputs = iter([_dataset(repl, batches[:2]), _dataset(repl, batches[2:])])  # the first ends after 2 batches
+  learner = learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, lambda: iter(next(inputs)))
+  with pytest.raises(StopIteration):
+    learner.step()
+  assert learner.num_steps == 0  # nothing trained on a partial call
+  learner.restart_input()
+  learner.step()
+  assert learner.num_steps == 3
 
 
 @pytest.mark.parametrize("tau", [0.0, 0.05])

@@ -1,0 +1,63 @@
+"""DDPG settings: every problem listed at once, what launchers read, `--help` layout and presets."""
+
+import argparse
+import dataclasses
+
+import pytest
+
+from agents.d4pg import D4PGConfig
+from agents.d4pg import presets as d4pg_presets
+from agents.ddpg import DDPGConfig, presets
+from launch import options
+
+
+def test_every_problem_is_listed_at_once():
+  with pytest.raises(ValueError) as error:
+    DDPGConfig(learning_rate=0.0, sigma=-1.0, target_noise=-0.2, hidden_sizes=(), image_size=8)
+  message = str(error.value)
+  assert message.startswith("invalid DDPG settings:")
+  for field in ("learning_rate", "sigma", "target_noise", "hidden_sizes", "image_size"):
+    assert field in message
+  with pytest.raises(ValueError, match="exceeds max_replay_size"):
+    DDPGConfig(min_replay_size=10, max_replay_size=5)
+
+
+def test_state_features_are_not_stacked_or_augmented_and_explore_with_constant_noise():
+  config = DDPGConfig.for_state_features(batch_size=8)
+  assert (config.pixels, config.frame_stack, config.augment, config.batch_size) == (False, 1, False, 8)
+  assert config.sigma_start == config.sigma
+  with pytest.raises(ValueError, match="use frame_stack=1 with pixels=False"):
+    DDPGConfig(pixels=False, frame_stack=3)
+
+
+def test_it_has_what_launchers_read_of_an_agent_config():
+  config = DDPGConfig()
+  for name in ("pixels", "image_size", "frame_stack", "action_repeat", "render_quality", "precision",
+               "weights_update_period", "max_replay_size", "replay_bytes_per_step", "seed"):
+    assert getattr(config, name) == getattr(D4PGConfig(), name), name
+  replay = DDPGConfig(batch_size=32, n_step=5, samples_per_insert=None, replay_chunk_length=4).replay
+  assert (replay.batch_size, replay.n_step, replay.samples_per_insert, replay.chunk_length) == (32, 5, None, 4)
+
+
+def test_drqv2_defaults_where_they_differ_from_d4pg():
+  config = DDPGConfig()
+  assert (config.learning_rate, config.target_update_tau, config.target_noise_clip, config.sigma) == (
+      1e-4, 0.01, 0.3, 0.1)
+  assert (config.max_gradient_norm, config.saturation_penalty) == (0.0, 0.0)
+
+
+def test_every_field_is_a_documented_option_in_a_help_section():
+  parser = argparse.ArgumentParser()
+  options.add_dataclass_options(parser, DDPGConfig, skip=("seed",))  # refuses a field left out of OPTION_GROUPS
+  docs = options.attribute_docs(DDPGConfig)
+  assert set(docs) == {f.name for f in dataclasses.fields(DDPGConfig)}  # no continuation line read as a field
+  assert vars(parser.parse_args(["--target-noise", "0.1", "--no-augment"])) == {"target_noise": 0.1,
+                                                                                "augment": False}
+
+
+@pytest.mark.parametrize("task", ["cartpole-swingup", "cheetah-run", "walker-walk", "finger-spin"])
+def test_presets_are_d4pgs_rules_without_what_ddpg_lacks(task):
+  preset = presets.for_task(task)
+  assert preset == {name: value for name, value in d4pg_presets.for_task(task).items() if name != "vmax"}
+  DDPGConfig(**preset)  # every preset is a valid configuration
+  assert presets.for_task(task, {"action_repeat": 4, "batch_size": 64})["samples_per_insert"] == 64 * 4 / 16
