@@ -83,7 +83,8 @@ def _ctrl_c_requests_stop(counter: Counter) -> Iterator[None]:
     counter.request_stop("interrupted (Ctrl-C)")
     print("interrupted: stopping every role (the learner writes a final checkpoint); Ctrl-C again to abort",
           flush=True)
-    signal.signal(signal.SIGINT, previous)
+    # Python's own handler, not `previous`: a library (Ray, for one) may have installed one that does not raise.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
   previous = signal.signal(signal.SIGINT, request_stop)
   try:

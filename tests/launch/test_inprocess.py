@@ -33,3 +33,16 @@ def test_python_s_handler_is_back_afterwards():
   with inprocess._ctrl_c_requests_stop(Counter()):
     assert signal.getsignal(signal.SIGINT) is not before
   assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_the_second_ctrl_c_aborts_even_when_a_library_had_replaced_python_s_handler(capsys):
+  quiet = lambda signum, frame: None  # noqa: E731  (as a library's handler that only logs)
+  before = signal.signal(signal.SIGINT, quiet)
+  try:
+    with pytest.raises(KeyboardInterrupt):
+      with inprocess._ctrl_c_requests_stop(Counter()):
+        _interrupt_and_wait()
+        _interrupt_and_wait()
+    assert signal.getsignal(signal.SIGINT) is quiet  # restored on the way out
+  finally:
+    signal.signal(signal.SIGINT, before)
