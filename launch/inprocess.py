@@ -7,13 +7,11 @@ only as far as the seeds go (environments, networks and augmentation are seeded;
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import threading
-from typing import Iterator
+from typing import Callable
 
 import rlrep
-from launch import roles
+from launch import interrupts, roles
 from launch.checkpoints import CheckpointStore
 from launch.counter import Counter
 from launch.experiment import Experiment
@@ -48,7 +46,7 @@ def run(experiment: Experiment) -> dict:
   evaluation = guarded("evaluator", roles.run_evaluator, experiment, builder, address, counter)
   try:
     try:
-      with _ctrl_c_requests_stop(counter):
+      with interrupts.stop_requests(_request_stop(counter)):
         learner = roles.LearnerRole(experiment, builder, address, counter, replicator)
         for thread in [*actors, evaluation]:
           thread.start()
@@ -67,30 +65,16 @@ def run(experiment: Experiment) -> dict:
   return summary
 
 
-@contextlib.contextmanager
-def _ctrl_c_requests_stop(counter: Counter) -> Iterator[None]:
-  """While inside, a first Ctrl-C asks every role to stop (the learner checkpoints on its way out).
-
-  A KeyboardInterrupt raised at an arbitrary point of the learner (the main thread) can land inside
+def _request_stop(counter: Counter) -> Callable[[str], None]:
+  """A first Ctrl-C or SIGTERM only asks every role to stop (the learner checkpoints on its way out): a
+  KeyboardInterrupt raised at an arbitrary point of the learner (the main thread) can land inside
   TensorFlow's own context managers and leave them broken ("Exiting device scope without proper scope
-  nesting"), so the first Ctrl-C only sets the stop signal. A second one raises KeyboardInterrupt as usual.
-  """
-  if threading.current_thread() is not threading.main_thread():
-    yield  # signal handlers belong to the main thread; callers elsewhere keep Python's default
-    return
-
-  def request_stop(signum, frame):
-    counter.request_stop("interrupted (Ctrl-C)")
-    print("interrupted: stopping every role (the learner writes a final checkpoint); Ctrl-C again to abort",
+  nesting"). A second one aborts."""
+  def request_stop(reason: str) -> None:
+    counter.request_stop(reason)
+    print(f"{reason}: stopping every role (the learner writes a final checkpoint); Ctrl-C again to abort",
           flush=True)
-    # Python's own handler, not `previous`: a library (Ray, for one) may have installed one that does not raise.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-
-  previous = signal.signal(signal.SIGINT, request_stop)
-  try:
-    yield
-  finally:
-    signal.signal(signal.SIGINT, previous)
+  return request_stop
 
 
 def _join(threads: list[threading.Thread]) -> None:

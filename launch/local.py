@@ -29,7 +29,7 @@ import sys
 import psutil
 import ray
 
-from launch import roles
+from launch import interrupts, roles
 from launch.checkpoints import CheckpointStore
 from launch.counter import Counter
 from launch.experiment import Experiment, RunFailed
@@ -165,11 +165,13 @@ def _reap(processes: list[psutil.Process], timeout_s: float = 30.0) -> None:
 
 
 def _run(experiment: Experiment, program: dict[str, Role], placement: bool) -> dict:
-  def start(cls, name: str):
-    return ray.remote(cls).options(**ray_options(program[name], placement))
+  def start(cls, name: str, **options):
+    return ray.remote(cls).options(**ray_options(program[name], placement), **options)
 
   counts = CheckpointStore(experiment.out_dir / "checkpoints").latest() or {}
-  counter = CounterClient(start(Counter, "counter").remote(
+  # Every role calls the counter several times a second, and Ray's GCS keeps an event record of every call
+  # (up to 100,000 of them): gcs_server grew 1.5 MB a minute in a 32-minute soak. Nobody reads those records.
+  counter = CounterClient(start(Counter, "counter", enable_task_events=False).remote(
       **{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")}))
   replay = start(ReplayRole, "replay").remote(experiment)
   address = ray.get(replay.address.remote())
@@ -179,12 +181,20 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool) -> d
             for i in range(experiment.actors)]
   terminal = _Terminal(counter)
   vital = _VitalRoles(counter, replay, experiment.out)
+  reasons: list[str] = []
+
+  def interrupt(reason: str) -> None:  # the driver only waits: unwinding its wait is safe
+    reasons.append(reason)
+    raise KeyboardInterrupt
+
   try:
     try:
-      _wait_for_learner(learner, [evaluator, *actors], vital, experiment.out, terminal)
+      with interrupts.stop_requests(interrupt):
+        _wait_for_learner(learner, [evaluator, *actors], vital, experiment.out, terminal)
     except KeyboardInterrupt:
-      print("interrupted: stopping every role (the learner writes a final checkpoint) ...", flush=True)
-      counter.request_stop("interrupted (Ctrl-C)")
+      reason = reasons[0] if reasons else "interrupted (Ctrl-C)"
+      print(f"{reason}: stopping every role (the learner writes a final checkpoint) ...", flush=True)
+      counter.request_stop(reason)
       ray.get(learner)
     summary = ray.get(evaluator)
   finally:

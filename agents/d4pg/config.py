@@ -56,6 +56,7 @@ class ActorCriticConfig:
   min_replay_size: int
   max_replay_size: int
   replay_chunk_length: int
+  replay_error_buffer: float | None
   weights_update_period: int
   seed: int
 
@@ -115,7 +116,7 @@ class ActorCriticConfig:
     return ReplayConfig(batch_size=self.batch_size, n_step=self.n_step, discount=self.discount,
                         frame_stack=self.frame_stack, samples_per_insert=self.samples_per_insert,
                         min_replay_size=self.min_replay_size, max_replay_size=self.max_replay_size,
-                        chunk_length=self.replay_chunk_length)
+                        chunk_length=self.replay_chunk_length, error_buffer=self.replay_error_buffer)
 
   @classmethod
   def for_state_features(cls: type[_Config], **overrides) -> _Config:
@@ -171,6 +172,9 @@ class D4PGConfig(ActorCriticConfig):
     augment: random shift (pad 4, crop back) of learner observations, as DrQ; pixels only.
     samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
     replay_chunk_length: agent steps per stored replay chunk (see `rlrep.replay.ReplayConfig.chunk_length`).
+    replay_error_buffer: how far the sample/insert ratio may drift before the learner or the actors block;
+      none chooses max(2 x batch, 2 x samples_per_insert, 10% of min_replay_size). Smaller keeps the ratio
+      tighter; below one batch (or samples_per_insert) it deadlocks and is refused.
     weights_update_period: actors pull new weights every this many agent steps.
     seed: network initialisation and augmentation randomness.
   """
@@ -205,6 +209,7 @@ class D4PGConfig(ActorCriticConfig):
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000
   replay_chunk_length: int = 16
+  replay_error_buffer: float | None = None
   weights_update_period: int = 100
   seed: int = 0
 
@@ -217,7 +222,7 @@ class D4PGConfig(ActorCriticConfig):
                                  "saturation_penalty"),
       "networks": ("conv_channels", "feature_dim", "hidden_sizes"),
       "replay and weights": ("samples_per_insert", "min_replay_size", "max_replay_size", "replay_chunk_length",
-                             "weights_update_period"),
+                             "replay_error_buffer", "weights_update_period"),
   }
 
   def __post_init__(self):

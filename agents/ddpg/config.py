@@ -57,6 +57,9 @@ class DDPGConfig(ActorCriticConfig):
     augment: random shift (pad 4, crop back) of learner observations, as DrQ-v2; pixels only.
     samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
     replay_chunk_length: agent steps per stored replay chunk (see `rlrep.replay.ReplayConfig.chunk_length`).
+    replay_error_buffer: how far the sample/insert ratio may drift before the learner or the actors block;
+      none chooses max(2 x batch, 2 x samples_per_insert, 10% of min_replay_size). Smaller keeps the ratio
+      tighter; below one batch (or samples_per_insert) it deadlocks and is refused.
     weights_update_period: actors pull new weights every this many agent steps.
     seed: network initialisation, augmentation and target-noise randomness.
   """
@@ -89,6 +92,7 @@ class DDPGConfig(ActorCriticConfig):
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000
   replay_chunk_length: int = 16
+  replay_error_buffer: float | None = None
   weights_update_period: int = 100
   seed: int = 0
 
@@ -101,7 +105,7 @@ class DDPGConfig(ActorCriticConfig):
                                  "saturation_penalty"),
       "networks": ("conv_channels", "feature_dim", "hidden_sizes"),
       "replay and weights": ("samples_per_insert", "min_replay_size", "max_replay_size", "replay_chunk_length",
-                             "weights_update_period"),
+                             "replay_error_buffer", "weights_update_period"),
   }
 
   def __post_init__(self):

@@ -164,6 +164,8 @@ BAD_INPUT = {  # option family -> (arguments, the message's words)
         (["--batch-size", "16", "--min-replay-size", "50", "--max-replay-size", "10"], "exceeds max_replay_size"),
         (["--samples-per-insert", "-1"], "samples_per_insert must be > 0"),
         (["--weights-update-period", "0"], "weights_update_period must be >= 1"),
+        (["--batch-size", "64", "--replay-error-buffer", "10"], "error_buffer (10.0) is smaller than one batch (64)"),
+        (["--replay-error-buffer", "nan"], "expected a finite number, got 'nan'"),
         (["--frames", "100000000", "--max-replay-size", "100000000"], "lower --max-replay-size to at most"),
     ],
 }
@@ -249,7 +251,8 @@ def test_help_documents_every_agent_setting():
     assert option in help_text
 
 
-def test_ctrl_c_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path):
+@pytest.mark.parametrize("signal_name, reason", [("SIGINT", "Ctrl-C"), ("SIGTERM", "SIGTERM")])
+def test_ctrl_c_or_sigterm_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path, signal_name, reason):
   import os
   import signal
   import subprocess
@@ -263,7 +266,7 @@ def test_ctrl_c_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path):
     while not any(r["learner_steps"] > 5 for r in metrics.read_log(out, "train")):
       assert process.poll() is None and time.monotonic() < deadline, "the run never got going"
       time.sleep(1)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(getattr(signal, signal_name))
     interrupted = time.monotonic()
     output, _ = process.communicate(timeout=120)
     stopping_s = time.monotonic() - interrupted
@@ -272,7 +275,7 @@ def test_ctrl_c_ends_an_inprocess_run_promptly_with_a_checkpoint(tmp_path):
       os.kill(process.pid, signal.SIGKILL)
   assert process.returncode == 0, output[-3000:]
   summary = json.loads((out / "summary.json").read_text())
-  assert summary["stop_reason"] == "interrupted (Ctrl-C)" and "Ctrl-C again to abort" in output
+  assert summary["stop_reason"] == f"interrupted ({reason})" and "Ctrl-C again to abort" in output
   assert CheckpointStore(out / "checkpoints").latest()["learner_steps"] == summary["learner_steps"]
   assert stopping_s < 60, f"stopping took {stopping_s:.0f}s: a role waited out a timeout instead of stopping"
 

@@ -15,6 +15,7 @@ def test_every_problem_is_listed_at_once():
 def test_replay_settings_come_from_the_agent_settings_and_are_checked_too():
   replay = D4PGConfig(batch_size=32, n_step=5, samples_per_insert=None, replay_chunk_length=4).replay
   assert (replay.batch_size, replay.n_step, replay.samples_per_insert, replay.chunk_length) == (32, 5, None, 4)
+  assert D4PGConfig(batch_size=32, replay_error_buffer=100).replay.resolved_error_buffer == 100
   with pytest.raises(ValueError, match="exceeds max_replay_size"):
     D4PGConfig(min_replay_size=10, max_replay_size=5)
 

@@ -1,10 +1,11 @@
 """D4PG learns: end-to-end `rlrep train` runs judged by the deterministic policy's evaluation return.
 
-cartpole-balance from state features runs in the default suite (about 3 minutes on 2 idle cores). The
-untrained policy's near-zero actions score about 540 (the pole falls slowly); a policy that keeps the pole up
-scores over 700 (its control and cart-position costs decide how far above: measured runs reached 770-995 by
-40k frames, so the bar sits below that spread). The pixel runs are marked `long` (`pytest -m long`):
-about an hour here.
+cartpole-balance from state features runs in the default suite (about 5 minutes on 2 idle cores). The
+untrained policy's near-zero actions score about 525 (the pole falls slowly); a policy that keeps the pole up
+scores over 700 (its control and cart-position costs decide how far above). At 40k frames that bar was
+too close to the spread of runs (633, 685, 760, 781, 916 on 2026-12-04, on two commits with equal training
+statistics), so the test trains to 60k frames, where runs have reached 900-997. The pixel runs are marked
+`long` (`pytest -m long`): about an hour here.
 """
 
 import json
@@ -15,7 +16,7 @@ from launch import cli, metrics
 
 STATE_BALANCE = ["--no-pixels", "--task", "cartpole-balance", "--batch-size", "128", "--hidden-sizes", "128,128",
                  "--learning-rate", "1e-3", "--target-update-tau", "0.01", "--samples-per-insert", "32",
-                 "--min-replay-size", "500", "--eval-every-frames", "10000", "--eval-episodes", "2", "--video-format", "gif",
+                 "--min-replay-size", "500", "--eval-every-frames", "20000", "--eval-episodes", "2", "--video-format", "gif",
                  "--video-size", "64", "--log-every-s", "30"]
 
 
@@ -23,14 +24,14 @@ def _eval_returns(out):
   return [row["eval_return"] for row in metrics.read_log(out, "eval")]
 
 
-@pytest.mark.timeout(1500)  # about 4 minutes idle; a loaded shared machine can triple it
-def test_state_features_cartpole_balance_is_learned_within_40k_frames(tmp_path):
+@pytest.mark.timeout(1800)  # about 5 minutes idle; a loaded shared machine can triple it
+def test_state_features_cartpole_balance_is_learned_within_60k_frames(tmp_path):
   out = tmp_path / "balance"
-  assert cli.main(["train", *STATE_BALANCE, "--frames", "40000", "--out", str(out)]) == 0
+  assert cli.main(["train", *STATE_BALANCE, "--frames", "60000", "--out", str(out)]) == 0
   returns = _eval_returns(out)
   assert max(returns[-3:]) >= 700 and max(returns[-3:]) >= returns[0] + 150, f"evaluation returns {returns}"
   summary = json.loads((out / "summary.json").read_text())
-  assert summary["learner_steps"] > 2000
+  assert summary["learner_steps"] > 6000
 
 
 @pytest.mark.long

@@ -37,6 +37,7 @@ def test_it_has_what_launchers_read_of_an_agent_config():
     assert getattr(config, name) == getattr(D4PGConfig(), name), name
   replay = DDPGConfig(batch_size=32, n_step=5, samples_per_insert=None, replay_chunk_length=4).replay
   assert (replay.batch_size, replay.n_step, replay.samples_per_insert, replay.chunk_length) == (32, 5, None, 4)
+  assert DDPGConfig(batch_size=32, replay_error_buffer=100).replay.resolved_error_buffer == 100
 
 
 def test_drqv2_defaults_where_they_differ_from_d4pg():
