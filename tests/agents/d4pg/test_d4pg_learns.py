@@ -1,11 +1,11 @@
 """D4PG learns: end-to-end `rlrep train` runs judged by the deterministic policy's evaluation return.
 
-cartpole-balance from state features runs in the default suite (about 5 minutes on 2 idle cores). The
+cartpole-balance from state features runs in the default suite. The
 untrained policy's near-zero actions score about 525 (the pole falls slowly); a policy that keeps the pole up
 scores over 700 (its control and cart-position costs decide how far above). At 40k frames that bar was
 too close to the spread of runs (633, 685, 760, 781, 916 on 2026-12-04, on two commits with equal training
-statistics), so the test trains to 60k frames, where runs have reached 900-997. The pixel runs are marked
-`long` (`pytest -m long`): about an hour here.
+statistics), so the test trains to 60k frames (5 minutes with a training run sharing the cores). The pixel
+runs are marked `long` (`pytest -m long`): about an hour here.
 """
 
 import json
