@@ -1,8 +1,8 @@
 """`rlrep compare`: evaluation return against frames for several runs, seeds pooled, beside reference curves.
 
 Runs that share an experiment except for the seed (and output directory) form one group, drawn as the mean
-over seeds with a min-max band; each group is labelled by its agent, task and whatever settings set it apart
-from the other groups. Reference curves (e.g. a published baseline) come from CSV files with `frames` and
+over seeds with a min-max band; each group is labelled by its agent, task and whatever settings (of those every group has) set it
+apart from the other groups. Reference curves (e.g. a published baseline) come from CSV files with `frames` and
 `return` columns (several rows per frame, e.g. one per seed, are averaged). The terminal table gives every
 curve's return at chosen frame budgets, read off by linear interpolation between evaluations and left empty
 beyond a run's last evaluation.
@@ -71,8 +71,9 @@ def group_runs(directories: Sequence[str | pathlib.Path]) -> list[Curve]:
     settings, rows = load_run(directory)
     groups.setdefault(json.dumps(_flatten(settings), sort_keys=True, default=str), []).append((settings, rows))
   flats = [json.loads(key) for key in groups]
-  differing = sorted({k for flat in flats for k in flat if any(other.get(k) != flat.get(k) for other in flats)}
-                     - {"task", "agent"})
+  # Settings one agent has and another lacks are told apart by the agent's name; only shared ones label.
+  shared = set.intersection(*(set(flat) for flat in flats)) if flats else set()
+  differing = sorted({k for k in shared if any(other[k] != flats[0][k] for other in flats)} - {"task", "agent"})
   curves = []
   for flat, members in zip(flats, groups.values()):
     settings = members[0][0]

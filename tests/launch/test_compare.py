@@ -11,9 +11,9 @@ from launch import cli, compare, metrics
 from launch.experiment import Experiment, prepare_output_dir
 
 
-def _run(root, name, returns, seed=0, task="cartpole-swingup", **agent):
-  experiment = Experiment(task=task, seed=seed, out=str(root / name),
-                          agent_config=dataclasses.replace(D4PGConfig(**agent), seed=seed))
+def _run(root, name, returns, seed=0, task="cartpole-swingup", agent_name="d4pg", config=D4PGConfig, **agent):
+  experiment = Experiment(task=task, seed=seed, out=str(root / name), agent=agent_name,
+                          agent_config=dataclasses.replace(config(**agent), seed=seed))
   prepare_output_dir(experiment, resume=False, overwrite=False)
   log = metrics.MetricsLog(experiment.out_dir, "eval")
   for frames, value in returns:
@@ -63,6 +63,19 @@ def test_the_cli_writes_a_png_and_prints_the_table_with_references(tmp_path, cap
 def test_runs_of_different_tasks_are_labelled_by_task(tmp_path):
   runs = [_run(tmp_path, "s", [(0, 1), (10, 2)]), _run(tmp_path, "w", [(0, 3), (10, 4)], task="walker-walk")]
   assert sorted(c.label for c in compare.group_runs(runs)) == ["d4pg cartpole-swingup", "d4pg walker-walk"]
+
+
+def test_runs_of_different_agents_are_labelled_by_agent_and_the_settings_both_have(tmp_path):
+  from agents.ddpg import DDPGConfig
+  runs = [_run(tmp_path, "d4pg", [(0, 1), (10, 2)]),
+          _run(tmp_path, "ddpg", [(0, 3), (10, 4)], agent_name="ddpg", config=DDPGConfig,
+               learning_rate=1e-3)]
+  # sigma, tau and gradient clipping differ too (each agent's defaults); vmax or target_noise only one has
+  assert sorted(c.label for c in compare.group_runs(runs)) == [
+      "d4pg cartpole-swingup (learning_rate=0.0001, max_gradient_norm=40.0, saturation_penalty=0.01, sigma=0.2, "
+      "target_update_tau=0.0)",
+      "ddpg cartpole-swingup (learning_rate=0.001, max_gradient_norm=0.0, saturation_penalty=0.0, sigma=0.1, "
+      "target_update_tau=0.01)"]
 
 
 @pytest.mark.parametrize("make, message", [
