@@ -115,7 +115,8 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, defaults: 
     container = group_of.get(field.name, parser)
     default = getattr(defaults, field.name)
     shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
-    help_text = f"{docs.get(field.name, '')} (default: {shown})".strip()
+    # argparse formats help with %: a literal one in a field's doc (e.g. "10% of ...") must be doubled.
+    help_text = f"{docs.get(field.name, '')} (default: {shown})".strip().replace("%", "%%")
     flag = "--" + field.name.replace("_", "-")
     # SUPPRESS: an option not given leaves no attribute, so `none` (an optional field set to None) differs
     # from "not given".

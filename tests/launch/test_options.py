@@ -13,7 +13,7 @@ class _Config:
       continues on the next line.
     sizes, depth: widths and depth of the network.
     clip: clip gradients.
-    limit: an optional cap.
+    limit: an optional cap, e.g. 10% of the rate.
   """
   rate: float = 0.1
   sizes: tuple[int, ...] = (8, 8)
@@ -44,3 +44,4 @@ def test_help_shows_each_default():
   help_text = " ".join(_parse()[0].format_help().split())
   assert "--rate RATE the learning rate; a long sentence that continues on the next line. (default: 0.1)" in help_text
   assert "(default: 8,8)" in help_text and "--clip, --no-clip" in help_text
+  assert "an optional cap, e.g. 10% of the rate. (default: None)" in help_text  # a literal % in a doc
