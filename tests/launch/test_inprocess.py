@@ -13,13 +13,7 @@ from launch import inprocess, interrupts
 from launch.counter import Counter
 
 
-@pytest.fixture(autouse=True)
-def ctrl_c_raises():
-  """Python's own Ctrl-C handler during each test, whatever this process inherited (a background job starts
-  with Ctrl-C ignored, which `stop_requests` rightly leaves alone)."""
-  previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-  yield
-  signal.signal(signal.SIGINT, previous)
+pytestmark = pytest.mark.usefixtures("ctrl_c_raises")
 
 
 def _signal_and_wait(number):

@@ -9,13 +9,7 @@ import pytest
 from launch import interrupts
 
 
-@pytest.fixture(autouse=True)
-def ctrl_c_raises():
-  """Python's own Ctrl-C handler during each test, whatever this process inherited (a background job starts
-  with Ctrl-C ignored, which `stop_requests` rightly leaves alone)."""
-  previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-  yield
-  signal.signal(signal.SIGINT, previous)
+pytestmark = pytest.mark.usefixtures("ctrl_c_raises")
 
 
 def test_the_first_signal_requests_a_stop_and_the_second_ctrl_c_raises():
