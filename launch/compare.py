@@ -1,11 +1,11 @@
 """`rlrep compare`: evaluation return against frames for several runs, seeds pooled, beside reference curves.
 
 Runs that share an experiment except for the seed (and output directory) form one group, drawn as the mean
-over seeds with a min-max band; each group is labelled by its agent, task and whatever settings (of those every group has) set it
-apart from the other groups. Reference curves (e.g. a published baseline) come from CSV files with `frames` and
-`return` columns (several rows per frame, e.g. one per seed, are averaged). The terminal table gives every
-curve's return at chosen frame budgets, read off by linear interpolation between evaluations and left empty
-beyond a run's last evaluation.
+over seeds with a min-max band; each group is labelled by its agent, task and whatever settings (of those
+every group has) set it apart from the other groups. Reference curves (e.g. a published baseline) come from
+CSV files with `frames` and `return` columns (several rows per frame, e.g. one per seed, are averaged). The
+terminal table gives every curve's return at chosen frame budgets, read off by linear interpolation between
+evaluations and left empty beyond a run's last evaluation.
 """
 
 from __future__ import annotations

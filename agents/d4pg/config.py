@@ -173,8 +173,8 @@ class D4PGConfig(ActorCriticConfig):
     samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
     replay_chunk_length: agent steps per stored replay chunk (see `rlrep.replay.ReplayConfig.chunk_length`).
     replay_error_buffer: how far the sample/insert ratio may drift before the learner or the actors block;
-      none chooses max(2 x batch, 2 x samples_per_insert, 10% of min_replay_size). Smaller keeps the ratio
-      tighter; below one batch (or samples_per_insert) it deadlocks and is refused.
+      none derives it (see `rlrep.replay.ReplayConfig.error_buffer`). Below one batch or samples_per_insert
+      it would deadlock and is refused.
     weights_update_period: actors pull new weights every this many agent steps.
     seed: network initialisation and augmentation randomness.
   """

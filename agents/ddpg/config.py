@@ -57,9 +57,7 @@ class DDPGConfig(ActorCriticConfig):
     augment: random shift (pad 4, crop back) of learner observations, as DrQ-v2; pixels only.
     samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
     replay_chunk_length: agent steps per stored replay chunk (see `rlrep.replay.ReplayConfig.chunk_length`).
-    replay_error_buffer: how far the sample/insert ratio may drift before the learner or the actors block;
-      none chooses max(2 x batch, 2 x samples_per_insert, 10% of min_replay_size). Smaller keeps the ratio
-      tighter; below one batch (or samples_per_insert) it deadlocks and is refused.
+    replay_error_buffer: the rate limiter's tolerance (see D4PG's --replay-error-buffer).
     weights_update_period: actors pull new weights every this many agent steps.
     seed: network initialisation, augmentation and target-noise randomness.
   """
