@@ -2,10 +2,10 @@
 
 A 2,000-frame run from state features checks that every launch-facing piece fits (eval.csv written, the
 learner stepping). cartpole-balance from state features then has to be learned, as D4PG's test asks: the
-untrained policy's near-zero actions score about 525, a policy that keeps the pole up over 700. That test is
-marked `long` (`pytest -m long`): at 40k frames its bar sits inside the runs' spread (a clean-clone CI run on
-2026-12-04 ended at [525, 290, 640, 642, 555]; another run reached 897), as D4PG's did before it moved to 60k
-frames; it returns to the default suite once its spread at a longer budget is measured.
+untrained policy's near-zero actions score about 525, a policy that keeps the pole up over 700. At 40k frames
+that bar sat inside the runs' spread (a clean-clone CI run ended at [525, 290, 640, 642, 555]), so the test
+trains to 60k frames, four updates per compiled call: the best of the last three evaluations measured 842,
+865 and 891 at this seed (seeds 1-3: 976, 970 and 778), in 3-4 minutes each on 2 idle cores.
 """
 
 import json
@@ -16,7 +16,7 @@ from launch import cli, metrics
 
 STATE = ["--agent", "ddpg", "--no-pixels", "--task", "cartpole-balance", "--mode", "inprocess"]
 STATE_BALANCE = [*STATE, "--batch-size", "128", "--hidden-sizes", "128,128", "--learning-rate", "1e-3",
-                 "--samples-per-insert", "32", "--min-replay-size", "500", "--eval-every-frames", "10000",
+                 "--samples-per-insert", "32", "--min-replay-size", "500", "--eval-every-frames", "20000",
                  "--eval-episodes", "2", "--video-format", "gif", "--video-size", "64", "--log-every-s", "30"]
 
 
@@ -38,12 +38,11 @@ def test_a_short_state_features_run_writes_its_evaluations(tmp_path):
   assert json.loads((out / "experiment.json").read_text())["agent"] == "ddpg"
 
 
-@pytest.mark.long
-@pytest.mark.timeout(1500)  # a few minutes idle; a loaded shared machine can triple it
-def test_state_features_cartpole_balance_is_learned_within_40k_frames(tmp_path):
+@pytest.mark.timeout(1800)  # 3-4 minutes idle; a loaded shared machine can triple it
+def test_state_features_cartpole_balance_is_learned_within_60k_frames(tmp_path):
   out = tmp_path / "balance"
-  assert cli.main(["train", *STATE_BALANCE, "--frames", "40000", "--out", str(out)]) == 0
+  assert cli.main(["train", *STATE_BALANCE, "--frames", "60000", "--steps-per-call", "4", "--out", str(out)]) == 0
   returns = _eval_returns(out)
   assert max(returns[-3:]) >= 700 and max(returns[-3:]) >= returns[0] + 150, f"evaluation returns {returns}"
   summary = json.loads((out / "summary.json").read_text())
-  assert summary["learner_steps"] > 2000
+  assert summary["learner_steps"] > 6000
