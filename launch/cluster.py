@@ -37,7 +37,8 @@ import sys
 
 from launch.cluster_config import DNS_LABEL, ClusterConfig
 from launch.experiment import EXPERIMENT_FILE, Experiment, RunFailed, load_experiment, prepare_output_dir
-from launch.program import LEARNER_HOST_RESOURCE, WORKER_RESOURCE, WORKER_RESOURCE_PER_POD, Role, make_program
+from launch.program import (LEARNER_HOST_RESOURCE, MALLOC_ARENA_MAX, WORKER_RESOURCE, WORKER_RESOURCE_PER_POD, Role,
+                            make_program)
 
 RAY_VERSION = "2.60.0"
 MOUNT = "/rlrep-runs"
@@ -118,7 +119,8 @@ def _pod(experiment: Experiment, name: str, container: str, cpus: int, extra_lim
   resources = {"cpu": str(cpus), "memory": f"{cpus * MEMORY_PER_CPU_GIB}Gi", **extra_limits}
   spec = {"containers": [{
               "name": container, "image": experiment.cluster.image,
-              "env": [{"name": "MUJOCO_GL", "value": "egl"}, {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"}],
+              "env": [{"name": "MUJOCO_GL", "value": "egl"}, {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"},
+                      {"name": "MALLOC_ARENA_MAX", "value": MALLOC_ARENA_MAX}],
               "resources": {"limits": dict(resources), "requests": dict(resources)},
               "volumeMounts": [{"name": "experiment", "mountPath": CONFIG_MOUNT, "readOnly": True}]}],
           "volumes": [{"name": "experiment", "configMap": {"name": f"{name}-experiment"}}]}

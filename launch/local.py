@@ -33,7 +33,7 @@ from launch import interrupts, roles
 from launch.checkpoints import CheckpointStore
 from launch.counter import Counter
 from launch.experiment import Experiment, RunFailed
-from launch.program import Role, make_program
+from launch.program import MALLOC_ARENA_MAX, Role, make_program
 
 FINAL_ACTOR_WAIT_S = 30.0
 POLL_S = 1.0
@@ -137,6 +137,7 @@ def run(experiment: Experiment, ray_address: str | None = None) -> dict:
   program = {role.name: role for role in make_program(experiment)}
   children_before = {child.pid for child in psutil.Process().children(recursive=True)}
   os.environ.setdefault("RAY_COLOR_PREFIX", "0")  # Ray's own notices (e.g. a process died) without colour codes
+  os.environ.setdefault("MALLOC_ARENA_MAX", MALLOC_ARENA_MAX)  # inherited by Ray's processes, so by every role
   if ray_address is None:
     cpus = max(os.cpu_count() or 1, math.ceil(sum(role.cpus for role in program.values())))
     ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING,

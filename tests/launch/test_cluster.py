@@ -56,6 +56,13 @@ def test_the_head_runs_the_driver_on_the_experiment_in_the_config_map():
   assert gpu["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-l4"}
 
 
+def test_every_pod_renders_headless_and_with_two_malloc_arenas():
+  manifests = cluster.render(Experiment(out="runs/walker", replicas="tpu", actors=4))
+  for template in _templates(manifests):
+    environment = {e["name"]: e["value"] for e in template["spec"]["containers"][0]["env"]}
+    assert environment["MUJOCO_GL"] == "egl" and environment["MALLOC_ARENA_MAX"] == "2"
+
+
 def test_the_network_policy_admits_only_the_jobs_own_pods():
   manifests = cluster.render(Experiment(out="runs/walker", replicas="cpu:8"))
   policy = _by_kind(manifests)["NetworkPolicy"]["spec"]

@@ -50,13 +50,18 @@ def _processes_named(root: psutil.Process, fragment: str) -> list[psutil.Process
   return found
 
 
+def _without_malloc_setting(environment):
+  """The test's environment without a MALLOC_ARENA_MAX of its own: the run must set it for its roles."""
+  return {name: value for name, value in environment.items() if name != "MALLOC_ARENA_MAX"}
+
+
 @pytest.fixture(scope="module")
 def interrupted_run(tmp_path_factory):
   out = tmp_path_factory.mktemp("local") / "run"
   log = (out.parent / "driver.log").open("w")
   process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *TINY_LOCAL, "--out", str(out)],
                              stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                             env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+                             env={**_without_malloc_setting(os.environ), "RAY_AUTH_MODE": "disabled"})
   driver = psutil.Process(process.pid)
   try:
     _wait_for(lambda: any(r["learner_steps"] >= 20 for r in metrics.read_log(out, "train")), "learner steps",
@@ -64,6 +69,7 @@ def interrupted_run(tmp_path_factory):
     actor_processes = _wait_for(lambda: _processes_named(driver, "ActorRole"), "actor processes", process)
     every_process = driver.children(recursive=True)
     killed = actor_processes[0]
+    actor_environment = killed.environ()
     killed.kill()
     frames_at_kill = metrics.read_log(out, "train")[-1]["frames"]
     _wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
@@ -79,6 +85,7 @@ def interrupted_run(tmp_path_factory):
       os.killpg(process.pid, signal.SIGKILL)
     log.close()
   return {"out": out, "returncode": process.returncode, "processes": every_process, "killed": killed.pid,
+          "actor_environment": actor_environment,
           "log": (out.parent / "driver.log").read_text()}
 
 
@@ -89,6 +96,10 @@ def test_ctrl_c_stops_cleanly_with_a_final_checkpoint_and_summary(interrupted_ru
   assert summary["stop_reason"] == "interrupted (Ctrl-C)" and summary["mode"] == "local"
   state = CheckpointStore(out / "checkpoints").latest()
   assert state["learner_steps"] == summary["learner_steps"] > 0  # the final checkpoint came after the last step
+
+
+def test_role_processes_use_two_malloc_arenas(interrupted_run):
+  assert interrupted_run["actor_environment"].get("MALLOC_ARENA_MAX") == "2"
 
 
 def test_a_killed_evaluator_is_restarted_and_evaluates_again(interrupted_run):
