@@ -105,11 +105,21 @@ def summary_line(summary: dict) -> str:
   ...   print(part)
   done: 20,000 frames in 8m20s (40.0 frames/s), 1,200 learner steps
   evaluation return 1.0 at 0 frames -> 160.2 at the end (best 181.0 at 16,000 frames)
+
+  A resumed run's time and speed are its own (`wall_s` counts from the resume):
+
+  >>> summary_line({"frames": 20000, "resumed_at_frames": 15000, "wall_s": 100.0, "learner_steps": 1200,
+  ...               "first_eval_return": 1.0, "first_eval_frames": 0, "final_eval_return": 160.25,
+  ...               "best_eval_return": 181.0, "best_eval_frames": 16000}).split("; ")[0]
+  'done: 20,000 frames, resumed at 15,000: 5,000 in 1m40s (50.0 frames/s), 1,200 learner steps'
   """
   minutes, seconds = divmod(int(summary["wall_s"]), 60)
-  return (f"done: {summary['frames']:,d} frames in {minutes}m{seconds:02d}s "
-          f"({summary['frames'] / max(summary['wall_s'], 1e-9):.1f} frames/s), {summary['learner_steps']:,d} "
-          f"learner steps; evaluation return {summary['first_eval_return']:.1f} at "
+  resumed_at = summary.get("resumed_at_frames", 0)  # summaries written before it was recorded: a fresh run
+  stepped = summary["frames"] - resumed_at
+  budget = (f"{summary['frames']:,d} frames, resumed at {resumed_at:,d}: {stepped:,d}" if resumed_at else
+            f"{summary['frames']:,d} frames")
+  return (f"done: {budget} in {minutes}m{seconds:02d}s ({stepped / max(summary['wall_s'], 1e-9):.1f} frames/s), "
+          f"{summary['learner_steps']:,d} learner steps; evaluation return {summary['first_eval_return']:.1f} at "
           f"{summary['first_eval_frames']:,d} frames -> {summary['final_eval_return']:.1f} at the end (best "
           f"{summary['best_eval_return']:.1f} at {summary['best_eval_frames']:,d} frames)")
 

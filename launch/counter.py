@@ -21,6 +21,7 @@ class Counter:
                echo: bool = False, kept_messages: int = 1000):
     self._lock = threading.Lock()
     self._frames, self._episodes, self._learner_steps = frames, episodes, learner_steps
+    self._resumed_at_frames = frames  # a resumed run's speed counts only the frames it stepped itself
     self._returns: collections.deque[float] = collections.deque(maxlen=recent_returns)
     self._actor_reports: dict[int, dict] = {}
     self._actor_starts: collections.Counter[int] = collections.Counter()
@@ -93,4 +94,4 @@ class Counter:
               "recent_return": sum(returns) / len(returns) if returns else float("nan"),
               "actors": dict(self._actor_reports), "actor_starts": dict(self._actor_starts),
               "stop_reason": self._stop_reason, "learner_done": self._learner_done,
-              "elapsed_s": time.time() - self._started}
+              "resumed_at_frames": self._resumed_at_frames, "elapsed_s": time.time() - self._started}

@@ -117,7 +117,8 @@ class Evaluator:
     eval_rows = [r for r in metrics.read_log(out, "eval") if math.isfinite(r["eval_return"])]
     best = max(eval_rows, key=lambda r: r["eval_return"])
     summary = {"task": self._experiment.task, "agent": self._experiment.agent, "mode": self._experiment.mode,
-               "frames": snapshot["frames"], "episodes": snapshot["episodes"],
+               "frames": snapshot["frames"], "resumed_at_frames": snapshot["resumed_at_frames"],
+               "episodes": snapshot["episodes"],
                "learner_steps": snapshot["learner_steps"], "wall_s": round(snapshot["elapsed_s"], 1),
                "first_eval_return": eval_rows[0]["eval_return"], "first_eval_frames": int(eval_rows[0]["frames"]),
                "final_eval_return": final["eval_return"],

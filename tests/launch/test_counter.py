@@ -12,6 +12,7 @@ def test_actor_progress_adds_frames_episodes_and_recent_returns():
   assert counter.add_actor_progress(1, 30, [2.0, 4.0], {"frames_per_s": 3.0}) == 180
   snapshot = counter.snapshot()
   assert snapshot["frames"] == 180 and snapshot["episodes"] == 3
+  assert snapshot["resumed_at_frames"] == 100  # where a resumed run's own speed starts counting
   assert snapshot["recent_return"] == 3.0  # the last 2 returns only
   assert snapshot["actors"] == {0: {"frames_per_s": 5.0}, 1: {"frames_per_s": 3.0}}
 

@@ -86,6 +86,7 @@ def test_resume_continues_from_the_checkpoint_with_counters_intact(finished_run)
   assert cli.main(["train", "--resume", str(finished_run), "--frames", "2800"]) == 0
   after = json.loads((finished_run / "summary.json").read_text())
   assert after["frames"] >= 2800
+  assert before["resumed_at_frames"] == 0 and after["resumed_at_frames"] == before["frames"]  # speed of this part
   assert after["learner_steps"] > before["learner_steps"]
   rows = metrics.read_log(finished_run, "train")
   assert any(r["frames"] <= before["frames"] for r in rows) and rows[-1]["frames"] >= 2800  # appended
