@@ -3,7 +3,8 @@
 One run serves most checks (Ray and TensorFlow start-up in six processes costs about a minute on 2 cores):
 it kills one actor process and waits for the restart to show in train.csv, kills the evaluator and waits for
 its next evaluation, then sends Ctrl-C to the whole process group, as a terminal would. A killed learner,
-replay server or counter ends a run, so each has its own.
+replay server or counter ends a run, so each has its own; the learner's resumed run ends with SIGTERM to the
+driver alone, as `kill` or Kubernetes would send it.
 """
 
 import json
@@ -125,7 +126,7 @@ def test_no_process_is_left_behind(interrupted_run):
   assert not survivors, f"still running after the driver exited: {survivors}"
 
 
-def test_a_killed_learner_stops_the_run_and_resume_recovers_its_checkpoint(tmp_path):
+def test_a_killed_learner_stops_the_run_and_a_resume_goes_on_until_sigterm(tmp_path):
   out = tmp_path / "run"
   args = [arg if arg != "1000000" else "1500" for arg in TINY_LOCAL]
   process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *args, "--actors", "1",
@@ -145,11 +146,26 @@ def test_a_killed_learner_stops_the_run_and_resume_recovers_its_checkpoint(tmp_p
   checkpointed = store.latest()
   assert not (out / "summary.json").exists()
 
-  resumed = subprocess.run([sys.executable, "-m", "launch.cli", "train", "--resume", str(out), "--mode", "inprocess"],
-                           capture_output=True, text=True, timeout=600)
-  assert resumed.returncode == 0, resumed.stderr[-3000:]
+  # The resumed run is stopped as `kill`, a batch scheduler or Kubernetes would: SIGTERM to the driver alone.
+  resumed = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", "--resume", str(out), "--frames", "1000000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                             env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+  try:
+    _wait_for(lambda: any(r["learner_steps"] >= checkpointed["learner_steps"] + 10
+                          for r in metrics.read_log(out, "train")), "the resumed learner to step", resumed)
+    started = psutil.Process(resumed.pid).children(recursive=True)
+    resumed.send_signal(signal.SIGTERM)
+    output, _ = resumed.communicate(timeout=240)
+  finally:
+    if resumed.poll() is None:
+      os.killpg(resumed.pid, signal.SIGKILL)
+  assert resumed.returncode == 0, output[-3000:]
   summary = json.loads((out / "summary.json").read_text())
-  assert summary["frames"] >= 1500 and summary["learner_steps"] > checkpointed["learner_steps"]
+  assert summary["stop_reason"] == "interrupted (SIGTERM)" and summary["mode"] == "local"
+  assert summary["resumed_at_frames"] >= checkpointed["frames"]
+  assert store.latest()["learner_steps"] == summary["learner_steps"] > checkpointed["learner_steps"]
+  _, alive = psutil.wait_procs(started, timeout=30)
+  assert not alive, f"still running after the driver exited: {alive}"
 
 
 def test_the_terminal_shows_driver_lines_without_ray_prefixes(interrupted_run):
