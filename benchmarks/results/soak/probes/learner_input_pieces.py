@@ -13,6 +13,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[4]))  # the repo
 
 from agents.d4pg import D4PGConfig
 from launch.experiment import Experiment
+from learner_over_grpc import act, serve  # the same server and actor processes, given this probe's experiment
 
 MODE, STEPS, OPTIONS = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 IDLE_S = 2.0 if "timeout" in OPTIONS or MODE in ("const", "learner") else None
@@ -22,23 +23,10 @@ EXPERIMENT = Experiment(task="cartpole-swingup", frames=10**9, out="/tmp/probe-l
     learning_rate=3e-4, target_update_tau=0.01))
 
 
-def serve(port_queue):
-  from launch.roles.replay_server import make_replay_server
-  server = make_replay_server(EXPERIMENT.make_builder())
-  port_queue.put(server.port)
-  server.wait()
-
-
-def act(address):
-  from launch import roles
-  from launch.counter import Counter
-  roles.run_actor(EXPERIMENT, EXPERIMENT.make_builder(), address, Counter(), 0)
-
-
 def main():
   context = mp.get_context("spawn")
   port_queue = context.Queue()
-  context.Process(target=serve, args=(port_queue,), daemon=True).start()
+  context.Process(target=serve, args=(port_queue, EXPERIMENT), daemon=True).start()
   address = f"localhost:{port_queue.get()}"
   import psutil, rlrep, tensorflow as tf
   from rlrep import replay
@@ -46,7 +34,7 @@ def main():
   builder = EXPERIMENT.make_builder()
   learner = builder.make_learner(replicator, address, end_after_idle_s=IDLE_S)
   replay.WeightPublisher(replay.connect(address)).publish(0, learner.policy_params())
-  context.Process(target=act, args=(address,), daemon=True).start()
+  context.Process(target=act, args=(address, EXPERIMENT), daemon=True).start()
 
   input_fn = replay.make_input_fn(address, builder.layout, EXPERIMENT.agent_config.discount, 32, end_after_idle_s=IDLE_S)
   if MODE == "const":

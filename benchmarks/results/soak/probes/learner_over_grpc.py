@@ -12,16 +12,16 @@ EXPERIMENT = Experiment(task="cartpole-swingup", frames=10**9, out="/tmp/probe-l
     image_size=32, action_repeat=8, render_quality="fast", batch_size=32, min_replay_size=200,
     max_replay_size=15000, samples_per_insert=64.0, vmax=800.0, learning_rate=3e-4, target_update_tau=0.01))
 
-def serve(port_q):
+def serve(port_q, experiment=EXPERIMENT):
   from launch.roles.replay_server import make_replay_server
-  server = make_replay_server(EXPERIMENT.make_builder())
+  server = make_replay_server(experiment.make_builder())
   port_q.put(server.port)
   server.wait()
 
-def act(address):
+def act(address, experiment=EXPERIMENT):
   from launch import roles
   from launch.counter import Counter
-  roles.run_actor(EXPERIMENT, EXPERIMENT.make_builder(), address, Counter(), 0)
+  roles.run_actor(experiment, experiment.make_builder(), address, Counter(), 0)
 
 if __name__ == "__main__":
   ctx = mp.get_context("spawn")
