@@ -28,6 +28,13 @@ TINY_LOCAL = ["--mode", "local", "--actors", "2", "--task", "cartpole-swingup", 
               "--frames", "1000000"]
 
 
+def _start_train(*args: str, stdout=subprocess.PIPE, environ=os.environ) -> subprocess.Popen:
+  """`rlrep train ARGS` in a process group of its own (a test can signal all of it), Ray's token auth off."""
+  return subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *args], stdout=stdout,
+                          stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                          env={**environ, "RAY_AUTH_MODE": "disabled"})
+
+
 def _wait_for(condition, what: str, process: subprocess.Popen, timeout_s: float = 300.0):
   deadline = time.monotonic() + timeout_s
   while time.monotonic() < deadline:
@@ -60,9 +67,7 @@ def _without_malloc_setting(environment):
 def interrupted_run(tmp_path_factory):
   out = tmp_path_factory.mktemp("local") / "run"
   log = (out.parent / "driver.log").open("w")
-  process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *TINY_LOCAL, "--out", str(out)],
-                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                             env={**_without_malloc_setting(os.environ), "RAY_AUTH_MODE": "disabled"})
+  process = _start_train(*TINY_LOCAL, "--out", str(out), stdout=log, environ=_without_malloc_setting(os.environ))
   driver = psutil.Process(process.pid)
   try:
     _wait_for(lambda: any(r["learner_steps"] >= 20 for r in metrics.read_log(out, "train")), "learner steps",
@@ -129,10 +134,7 @@ def test_no_process_is_left_behind(interrupted_run):
 def test_a_killed_learner_stops_the_run_and_a_resume_goes_on_until_sigterm(tmp_path):
   out = tmp_path / "run"
   args = [arg if arg != "1000000" else "1500" for arg in TINY_LOCAL]
-  process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *args, "--actors", "1",
-                              "--checkpoint-every-s", "3", "--out", str(out)],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                             env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+  process = _start_train(*args, "--actors", "1", "--checkpoint-every-s", "3", "--out", str(out))
   try:
     store = CheckpointStore(out / "checkpoints")
     _wait_for(lambda: (store.latest() or {}).get("learner_steps", 0) > 0, "a checkpoint", process)
@@ -147,9 +149,7 @@ def test_a_killed_learner_stops_the_run_and_a_resume_goes_on_until_sigterm(tmp_p
   assert not (out / "summary.json").exists()
 
   # The resumed run is stopped as `kill`, a batch scheduler or Kubernetes would: SIGTERM to the driver alone.
-  resumed = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", "--resume", str(out), "--frames", "1000000"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                             env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+  resumed = _start_train("--resume", str(out), "--frames", "1000000")
   try:
     _wait_for(lambda: any(r["learner_steps"] >= checkpointed["learner_steps"] + 10
                           for r in metrics.read_log(out, "train")), "the resumed learner to step", resumed)
@@ -183,9 +183,7 @@ def _run_until_killed(tmp_path, role_class: str, then_wait_for):
   """Starts a tiny local run, SIGKILLs the process of `role_class` once the learner has stepped, and returns
   (process, driver output) once `then_wait_for(out)` holds or the run has ended."""
   out = tmp_path / "run"
-  process = subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *TINY_LOCAL, "--actors", "1",
-                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True, start_new_session=True, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+  process = _start_train(*TINY_LOCAL, "--actors", "1", "--out", str(out))
   driver = psutil.Process(process.pid)
   try:
     _wait_for(lambda: any(r["learner_steps"] >= 10 for r in metrics.read_log(out, "train")), "learner steps", process)
