@@ -1,0 +1,59 @@
+"""RSS of the learner's loop hosted by a Ray actor, as local mode hosts it: D4PG's Learner.step sampling over gRPC
+(the soak's settings: cartpole-swingup, 32x32, batch 32, its rate limiter, the 2 s timeout) from a replay server in
+another process that an actor in a third keeps filling. learner_input_pieces.py's `learner limited` is the same
+loop without Ray (flat with MALLOC_ARENA_MAX=2). OPTIONS add the role's other per-step work one at a time:
+  counter   the two counter calls per step (stop_reason, set_learner_steps) to a Counter in a Ray actor
+  publish   weights published to Reverb every 10 steps
+Run with MALLOC_ARENA_MAX=2 (Ray's processes inherit it). Usage: learner_in_ray.py STEPS [counter] [publish]"""
+import multiprocessing as mp, pathlib, sys, time
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[4]))  # the repository
+
+import ray
+from learner_over_grpc import EXPERIMENT, act, serve  # the soak's agent settings, rate limiter included
+
+STEPS, OPTIONS = int(sys.argv[1]), sys.argv[2:]
+
+
+class HostedLearner:
+  def run(self, address: str, counter, steps: int, options: list[str]) -> list[tuple]:
+    import psutil, rlrep, tensorflow as tf
+    from rlrep import replay
+    learner = EXPERIMENT.make_builder().make_learner(rlrep.make_replicator("cpu:1"), address, end_after_idle_s=2.0)
+    publisher = replay.WeightPublisher(replay.connect(address))
+    publisher.publish(0, learner.policy_params())
+    process, start, rows = psutil.Process(), time.time(), []
+    while learner.num_steps < steps:
+      try:
+        learner.step()
+      except (StopIteration, tf.errors.OutOfRangeError):
+        learner.restart_input()
+      if "counter" in options:
+        counter.stop_reason()
+        counter.set_learner_steps(learner.num_steps)
+      if "publish" in options and learner.num_steps % 10 == 0:
+        publisher.publish(learner.num_steps, learner.policy_params())
+      if learner.num_steps % (steps // 12) == 0 and (not rows or rows[-1][0] != learner.num_steps):
+        rows.append((learner.num_steps, round(process.memory_info().rss / 1e6, 1), f"{time.time() - start:.0f}s"))
+    return rows
+
+
+def main():
+  context = mp.get_context("spawn")
+  port_queue = context.Queue()
+  context.Process(target=serve, args=(port_queue, EXPERIMENT), daemon=True).start()
+  address = f"localhost:{port_queue.get()}"
+  ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+  from launch.counter import Counter
+  from launch.local import CounterClient
+  counter = CounterClient(ray.remote(Counter).options(enable_task_events=False).remote())
+  learner = ray.remote(HostedLearner).options(num_cpus=1).remote()
+  rows = learner.run.remote(address, counter, STEPS, OPTIONS)
+  time.sleep(30)  # the learner's first publication precedes the actor's first weights pull
+  context.Process(target=act, args=(address, EXPERIMENT), daemon=True).start()
+  for row in ray.get(rows):
+    print("ray", *OPTIONS, *row, flush=True)
+  ray.shutdown()
+
+
+if __name__ == "__main__":
+  main()
