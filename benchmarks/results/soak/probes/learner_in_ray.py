@@ -4,7 +4,9 @@ another process that an actor in a third keeps filling. learner_input_pieces.py'
 loop without Ray (flat with MALLOC_ARENA_MAX=2). OPTIONS add the role's other per-step work one at a time:
   counter   the two counter calls per step (stop_reason, set_learner_steps) to a Counter in a Ray actor
   publish   weights published to Reverb every 10 steps
-Run with MALLOC_ARENA_MAX=2 (Ray's processes inherit it). Usage: learner_in_ray.py STEPS [counter] [publish]"""
+  params    the weights read every 10 steps (`policy_params()`) but not published
+  publish-same  the weights read once, published every 10 steps
+Run with MALLOC_ARENA_MAX=2 (Ray's processes inherit it). Usage: learner_in_ray.py STEPS [counter] [publish | params | publish-same]"""
 import multiprocessing as mp, pathlib, sys, time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[4]))  # the repository
 
@@ -15,13 +17,14 @@ STEPS, OPTIONS = int(sys.argv[1]), sys.argv[2:]
 
 
 class HostedLearner:
-  def run(self, address: str, counter, steps: int, options: list[str]) -> list[tuple]:
+  def run(self, address: str, counter, steps: int, options: list[str]) -> None:
     import psutil, rlrep, tensorflow as tf
     from rlrep import replay
     learner = EXPERIMENT.make_builder().make_learner(rlrep.make_replicator("cpu:1"), address, end_after_idle_s=2.0)
     publisher = replay.WeightPublisher(replay.connect(address))
-    publisher.publish(0, learner.policy_params())
-    process, start, rows = psutil.Process(), time.time(), []
+    weights = learner.policy_params()
+    publisher.publish(0, weights)
+    process, start, printed = psutil.Process(), time.time(), set()
     while learner.num_steps < steps:
       try:
         learner.step()
@@ -30,11 +33,17 @@ class HostedLearner:
       if "counter" in options:
         counter.stop_reason()
         counter.set_learner_steps(learner.num_steps)
-      if "publish" in options and learner.num_steps % 10 == 0:
-        publisher.publish(learner.num_steps, learner.policy_params())
-      if learner.num_steps % (steps // 12) == 0 and (not rows or rows[-1][0] != learner.num_steps):
-        rows.append((learner.num_steps, round(process.memory_info().rss / 1e6, 1), f"{time.time() - start:.0f}s"))
-    return rows
+      if learner.num_steps % 10 == 0:
+        if "publish" in options:
+          publisher.publish(learner.num_steps, learner.policy_params())
+        elif "params" in options:
+          learner.policy_params()
+        elif "publish-same" in options:
+          publisher.publish(learner.num_steps, weights)
+      if learner.num_steps % (steps // 12) == 0 and learner.num_steps not in printed:
+        printed.add(learner.num_steps)
+        print("ray", *options, learner.num_steps, round(process.memory_info().rss / 1e6, 1),
+              f"{time.time() - start:.0f}s", flush=True)
 
 
 def main():
@@ -42,16 +51,15 @@ def main():
   port_queue = context.Queue()
   context.Process(target=serve, args=(port_queue, EXPERIMENT), daemon=True).start()
   address = f"localhost:{port_queue.get()}"
-  ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+  ray.init(address="local", num_cpus=2, include_dashboard=False)  # the learner's lines reach this terminal
   from launch.counter import Counter
   from launch.local import CounterClient
   counter = CounterClient(ray.remote(Counter).options(enable_task_events=False).remote())
   learner = ray.remote(HostedLearner).options(num_cpus=1).remote()
-  rows = learner.run.remote(address, counter, STEPS, OPTIONS)
+  done = learner.run.remote(address, counter, STEPS, OPTIONS)
   time.sleep(30)  # the learner's first publication precedes the actor's first weights pull
   context.Process(target=act, args=(address, EXPERIMENT), daemon=True).start()
-  for row in ray.get(rows):
-    print("ray", *OPTIONS, *row, flush=True)
+  ray.get(done)
   ray.shutdown()
 
 
