@@ -12,29 +12,42 @@ from typing import Callable, Mapping
 
 import numpy as np
 import reverb
+import tree
 
 from rlrep import core
 from rlrep.replay.tables import WEIGHTS_TABLE
 
+PUBLISH_TIMEOUT_S = 60.0  # a publication to a server that is gone fails instead of blocking the learner
+
 
 class WeightPublisher:
-  """Learner side: overwrites the table's single item with (version, params)."""
+  """Learner side: overwrites the table's single item with (version, params).
+
+  One trajectory writer serves every publication: `reverb.Client.insert` opens a new writer (and stream) per
+  call, which grew a training learner's memory by kilobytes per publication (benchmarks/results/soak).
+  """
 
   def __init__(self, client: reverb.Client, table: str = WEIGHTS_TABLE):
     self._client = client
     self._table = table
-    self._checked = False
+    self._writer: reverb.TrajectoryWriter | None = None  # opened by the first publication, once checked
 
   def publish(self, version: int, params: Mapping[str, np.ndarray]) -> None:
     """`params` by name. The first publication is checked against the table's signature (the policy's
     weights): Reverb itself compares only shapes in name order, so a renamed weight would pass it."""
-    if not self._checked:
+    if self._writer is None:
       signature = self._client.server_info(timeout=10)[self._table].signature
       core.check_params(signature["params"], params, f"the weights published to table {self._table!r}")
-      self._checked = True
-    self._client.insert({"version": np.int64(version),
-                         "params": {name: np.asarray(value) for name, value in params.items()}},
-                        priorities={self._table: 1.0})
+      self._writer = self._client.trajectory_writer(num_keep_alive_refs=1)  # only the newest step is kept
+    self._writer.append({"version": np.int64(version),
+                         "params": {name: np.asarray(value) for name, value in params.items()}})
+    self._writer.create_item(self._table, priority=1.0,  # the newest step, without a time axis: the signature's shapes
+                             trajectory=tree.map_structure(lambda column: column[-1], self._writer.history))
+    try:
+      self._writer.flush(timeout_ms=int(PUBLISH_TIMEOUT_S * 1000))
+    except reverb.errors.DeadlineExceededError:
+      raise TimeoutError(f"the replay server did not take the weights within {PUBLISH_TIMEOUT_S:.0f}s; "
+                         "is it still running?") from None
 
 
 class WeightClient:
@@ -66,14 +79,13 @@ class WeightClient:
       return False
     sample = next(self._client.sample(self._table, num_samples=1, emit_timesteps=False,
                                       unpack_as_table_signature=True))
-    # An item inserted as one step comes back with a leading time axis of length 1.
-    version = int(np.asarray(sample.data["version"]).reshape(-1)[0])
+    version = int(sample.data["version"])
     if self.version is not None and version == self.version:
       self.staleness = 0
       return False
     self.staleness = 0 if self.version is None else version - self.version
     self.version = version
-    self.params = {name: np.asarray(value)[0] for name, value in sample.data["params"].items()}
+    self.params = {name: np.asarray(value) for name, value in sample.data["params"].items()}
     return True
 
   def wait(self, should_stop: Callable[[], bool], poll_s: float = 0.5) -> bool:

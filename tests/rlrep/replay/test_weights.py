@@ -76,3 +76,14 @@ def test_weights_travel_by_name_and_other_names_are_refused(client):
   assert sorted(weights.params) == ["kernel", "steps"] and weights.params["steps"] == 4
   with pytest.raises(ValueError, match="kernel is missing; kernels is not a weight of the policy"):
     replay.WeightPublisher(client).publish(4, {"kernels": np.ones((2, 3), np.float32), "steps": np.int32(4)})
+
+
+def test_publishing_to_a_server_that_is_gone_fails_within_the_timeout(monkeypatch):
+  server = reverb.Server([replay.weights_table({"kernel": tf.TensorSpec((2, 3), tf.float32),
+                                               "steps": tf.TensorSpec((), tf.int32)})])
+  publisher = replay.WeightPublisher(reverb.Client(f"localhost:{server.port}"))
+  publisher.publish(1, _params(1.0))  # the writer is open
+  server.stop()
+  monkeypatch.setattr(replay.weights, "PUBLISH_TIMEOUT_S", 2.0)
+  with pytest.raises(TimeoutError, match="did not take the weights within 2s; is it still running"):
+    publisher.publish(2, _params(2.0))
