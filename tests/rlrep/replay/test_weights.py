@@ -8,10 +8,14 @@ import tensorflow as tf
 from rlrep import replay
 
 
+def _weights_server() -> reverb.Server:
+  return reverb.Server([replay.weights_table({"kernel": tf.TensorSpec((2, 3), tf.float32),
+                                              "steps": tf.TensorSpec((), tf.int32)})])
+
+
 @pytest.fixture
 def client():
-  server = reverb.Server([replay.weights_table({"kernel": tf.TensorSpec((2, 3), tf.float32),
-                                               "steps": tf.TensorSpec((), tf.int32)})])
+  server = _weights_server()
   yield reverb.Client(f"localhost:{server.port}")
   server.stop()
 
@@ -79,8 +83,7 @@ def test_weights_travel_by_name_and_other_names_are_refused(client):
 
 
 def test_publishing_to_a_server_that_is_gone_fails_within_the_timeout(monkeypatch):
-  server = reverb.Server([replay.weights_table({"kernel": tf.TensorSpec((2, 3), tf.float32),
-                                               "steps": tf.TensorSpec((), tf.int32)})])
+  server = _weights_server()
   publisher = replay.WeightPublisher(reverb.Client(f"localhost:{server.port}"))
   publisher.publish(1, _params(1.0))  # the writer is open
   server.stop()
