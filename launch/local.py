@@ -170,11 +170,12 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool) -> d
     return ray.remote(cls).options(**ray_options(program[name], placement), **options)
 
   counts = CheckpointStore(experiment.out_dir / "checkpoints").latest() or {}
-  # Every role calls the counter several times a second, and Ray's GCS keeps an event record of every call
-  # (up to 100,000 of them): gcs_server grew 1.5 MB a minute in a 32-minute soak. Nobody reads those records.
+  # Every role calls the counter several times a second, and the driver checks the replay role every POLL_S;
+  # Ray's GCS keeps an event record of every call (~3.5 kB, up to 100,000 of them) that nobody reads. With
+  # them on, gcs_server grew 1.5 MB a minute (counter) and 11 MB an hour (replay) in 35-minute soaks.
   counter = CounterClient(start(Counter, "counter", enable_task_events=False).remote(
       **{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")}))
-  replay = start(ReplayRole, "replay").remote(experiment)
+  replay = start(ReplayRole, "replay", enable_task_events=False).remote(experiment)
   address = ray.get(replay.address.remote())
   learner = start(LearnerRole, "learner").remote().run.remote(experiment, address, counter)
   evaluator = start(EvaluatorRole, "evaluator").remote().run.remote(experiment, address, counter)

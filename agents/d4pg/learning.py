@@ -196,6 +196,10 @@ class Learner:
                                        steps_per_call=config.steps_per_call)
     self._batches: list = []  # read, not yet trained on
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
+    # One compiled read of every policy weight: a `.numpy()` per variable grew a Ray-hosted learner's memory
+    # by ~2 kB a publication (benchmarks/results/soak/README.md).
+    self._read_policy = tf.function(lambda: {name: variable.read_value() for name, variable
+                                             in self.state.networks.policy_variables.items()})
     self._waited_s = 0.0
     self._waiting_since: float | None = None
     self._watchdog = watchdog
@@ -244,7 +248,7 @@ class Learner:
 
   def policy_params(self) -> dict[str, np.ndarray]:
     """Encoder and policy weights for actors, named as `Networks.policy_variables`."""
-    return {name: variable.numpy() for name, variable in self.state.networks.policy_variables.items()}
+    return {name: value.numpy() for name, value in self._read_policy().items()}
 
   def save(self, path: str) -> str:
     """Writes a checkpoint with prefix `path`; returns the file prefix to pass to `restore`."""

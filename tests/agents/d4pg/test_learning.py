@@ -117,6 +117,20 @@ def test_a_batch_read_before_the_input_ends_is_trained_on_after_the_restart():
   assert learner.num_steps == 3
 
 
+@pytest.mark.parametrize("spec", ["cpu:1", "cpu:2"])
+def test_policy_params_are_the_current_encoder_and_policy_weights(spec):
+  learner = _learner(CONFIG, _batches(2), spec)
+  before = learner.policy_params()
+  learner.step()
+  after = learner.policy_params()
+  variables = learner.state.networks.policy_variables
+  assert list(after) == list(variables)
+  for name, variable in variables.items():
+    np.testing.assert_array_equal(after[name], variable.numpy())
+    assert after[name].dtype == variable.dtype.as_numpy_dtype
+  assert any(not np.array_equal(before[name], after[name]) for name in variables)  # read after the update
+
+
 @pytest.mark.parametrize("tau", [0.0, 0.05])
 def test_save_restore_then_step_is_bit_identical_to_continuing(tmp_path, tau):
   config = dataclasses.replace(CONFIG, augment=True, target_update_tau=tau)
