@@ -6,21 +6,26 @@ loop without Ray (flat with MALLOC_ARENA_MAX=2). OPTIONS add the role's other pe
   publish   weights published to Reverb every 10 steps
   params    the weights read every 10 steps (`policy_params()`) but not published
   publish-same  the weights read once, published every 10 steps
-Run with MALLOC_ARENA_MAX=2 (Ray's processes inherit it). Usage: learner_in_ray.py STEPS [counter] [publish | params | publish-same]"""
-import multiprocessing as mp, pathlib, sys, time
+  end-episode   with publish: the publisher's trajectory writer ends its episode after every publication
+and `84`: 84x84 images (the pixel runs' network, 2.6M parameters) instead of the soak's 32x32.
+Run with MALLOC_ARENA_MAX=2 (Ray's processes inherit it).
+Usage: learner_in_ray.py STEPS [counter] [publish [end-episode] | params | publish-same] [84]"""
+import dataclasses, multiprocessing as mp, pathlib, sys, time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[4]))  # the repository
 
 import ray
 from learner_over_grpc import EXPERIMENT, act, serve  # the soak's agent settings, rate limiter included
 
 STEPS, OPTIONS = int(sys.argv[1]), sys.argv[2:]
+if "84" in OPTIONS:
+  EXPERIMENT = dataclasses.replace(EXPERIMENT, agent_config=dataclasses.replace(EXPERIMENT.agent_config, image_size=84))
 
 
 class HostedLearner:
-  def run(self, address: str, counter, steps: int, options: list[str]) -> None:
+  def run(self, experiment, address: str, counter, steps: int, options: list[str]) -> None:
     import psutil, rlrep, tensorflow as tf
     from rlrep import replay
-    learner = EXPERIMENT.make_builder().make_learner(rlrep.make_replicator("cpu:1"), address, end_after_idle_s=2.0)
+    learner = experiment.make_builder().make_learner(rlrep.make_replicator("cpu:1"), address, end_after_idle_s=2.0)
     publisher = replay.WeightPublisher(replay.connect(address))
     weights = learner.policy_params()
     publisher.publish(0, weights)
@@ -36,6 +41,8 @@ class HostedLearner:
       if learner.num_steps % 10 == 0:
         if "publish" in options:
           publisher.publish(learner.num_steps, learner.policy_params())
+          if "end-episode" in options:
+            publisher._writer.end_episode()  # noqa: SLF001  (a probe of the writer's per-episode state)
         elif "params" in options:
           learner.policy_params()
         elif "publish-same" in options:
@@ -56,7 +63,7 @@ def main():
   from launch.local import CounterClient
   counter = CounterClient(ray.remote(Counter).options(enable_task_events=False).remote())
   learner = ray.remote(HostedLearner).options(num_cpus=1).remote()
-  done = learner.run.remote(address, counter, STEPS, OPTIONS)
+  done = learner.run.remote(EXPERIMENT, address, counter, STEPS, OPTIONS)
   time.sleep(30)  # the learner's first publication precedes the actor's first weights pull
   context.Process(target=act, args=(address, EXPERIMENT), daemon=True).start()
   ray.get(done)
