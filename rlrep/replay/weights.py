@@ -23,9 +23,8 @@ PUBLISH_TIMEOUT_S = 60.0  # a publication to a server that is gone fails instead
 class WeightPublisher:
   """Learner side: overwrites the table's single item with (version, params).
 
-  One trajectory writer serves every publication, each its own one-step episode: `reverb.Client.insert` opens
-  a new writer (and stream) per call, and a writer whose episode never ends keeps its state growing; both
-  grew a training learner's memory by kilobytes per publication (benchmarks/results/soak).
+  One trajectory writer serves every publication: `reverb.Client.insert` opens a new writer (and stream) per
+  call, which grew a training learner's memory by kilobytes per publication (benchmarks/results/soak).
   """
 
   def __init__(self, client: reverb.Client, table: str = WEIGHTS_TABLE):
@@ -44,8 +43,8 @@ class WeightPublisher:
                          "params": {name: np.asarray(value) for name, value in params.items()}})
     self._writer.create_item(self._table, priority=1.0,  # the newest step, without a time axis: the signature's shapes
                              trajectory=tree.map_structure(lambda column: column[-1], self._writer.history))
-    try:  # ending the episode also waits for the server to take the item
-      self._writer.end_episode(timeout_ms=int(PUBLISH_TIMEOUT_S * 1000))
+    try:
+      self._writer.flush(timeout_ms=int(PUBLISH_TIMEOUT_S * 1000))
     except reverb.errors.DeadlineExceededError:
       raise TimeoutError(f"the replay server did not take the weights within {PUBLISH_TIMEOUT_S:.0f}s; "
                          "is it still running?") from None

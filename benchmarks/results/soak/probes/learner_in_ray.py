@@ -7,18 +7,15 @@ loop without Ray (flat with MALLOC_ARENA_MAX=2). OPTIONS add the role's other pe
   params    the weights read every 10 steps (`policy_params()`) but not published
   publish-same  the weights read once, published every 10 steps
   end-episode   with publish: the publisher's trajectory writer ends its episode after every publication
-and `84`: 84x84 images (the pixel runs' network, 2.6M parameters) instead of the soak's 32x32.
 Run with MALLOC_ARENA_MAX=2 (Ray's processes inherit it).
-Usage: learner_in_ray.py STEPS [counter] [publish [end-episode] | params | publish-same] [84]"""
-import dataclasses, multiprocessing as mp, pathlib, sys, time
+Usage: learner_in_ray.py STEPS [counter] [publish [end-episode] | params | publish-same]"""
+import multiprocessing as mp, pathlib, sys, time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[4]))  # the repository
 
 import ray
 from learner_over_grpc import EXPERIMENT, act, serve  # the soak's agent settings, rate limiter included
 
 STEPS, OPTIONS = int(sys.argv[1]), sys.argv[2:]
-if "84" in OPTIONS:
-  EXPERIMENT = dataclasses.replace(EXPERIMENT, agent_config=dataclasses.replace(EXPERIMENT.agent_config, image_size=84))
 
 
 class HostedLearner:
