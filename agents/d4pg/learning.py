@@ -196,8 +196,8 @@ class Learner:
                                        steps_per_call=config.steps_per_call)
     self._batches: list = []  # read, not yet trained on
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
-    # One compiled read of every policy weight: a `.numpy()` per variable grew a Ray-hosted learner's memory
-    # by ~2 kB a publication (benchmarks/results/soak/README.md).
+    # One compiled read of every policy weight, not a `.numpy()` per variable: a learner publishing while it
+    # trains grew less per step with it (benchmarks/results/soak/README.md).
     self._read_policy = tf.function(lambda: {name: variable.read_value() for name, variable
                                              in self.state.networks.policy_variables.items()})
     self._waited_s = 0.0
