@@ -68,8 +68,11 @@ class D4PGBuilder:
     that long, so the caller can check whether to stop, then call `restart_input`. A `watchdog` logs the
     replay state while a sample is blocked.
     """
+    # Batches cross into Python as one tensor each (replay.wrap_batches) where every replica is a CPU: the
+    # wrapper's memory saving was measured there, and a TPU cannot take it as input.
+    on_cpus = all("CPU" in device.upper() for device in replicator.strategy.extended.worker_devices)
     input_fn = replay.make_input_fn(server_address, self.layout, self.config.discount, self.config.batch_size,
-                                    end_after_idle_s=end_after_idle_s)
+                                    end_after_idle_s=end_after_idle_s, wrap=on_cpus)
 
     return self.learner_class(replicator, self.observation_spec, self.action_spec, self.config,
                               lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)),

@@ -192,14 +192,15 @@ class Learner:
       self.state = self.make_state(observation_spec, action_spec, config)
     self._make_iterator = make_iterator
     self._iterator = None if make_iterator is None else make_iterator()
-    self._update = replicator.function(lambda batch: self.update_fn(self.state, batch, config),
-                                       steps_per_call=config.steps_per_call)
+    # Every tensor TensorFlow 2.15 hands to Python 3.11 leaves about 40 bytes behind for good
+    # (tensorflow/tensorflow#62551; benchmarks/results/soak/README.md), so this loop takes few out of
+    # TensorFlow: one vector per update (its metrics and the step count), one flat buffer per weights read.
+    self._metric_names: tuple[str, ...] = ()  # known once the update is traced
+    self._update = replicator.function(self._update_as_vector, steps_per_call=config.steps_per_call)
+    self._num_steps = int(self.state.num_steps.numpy())
     self._batches: list = []  # read, not yet trained on
     self._checkpoint = tf.train.Checkpoint(learner=self.state)
-    # One compiled read of every policy weight, not a `.numpy()` per variable: a learner publishing while it
-    # trains grew less per step with it (benchmarks/results/soak/README.md).
-    self._read_policy = tf.function(lambda: {name: variable.read_value() for name, variable
-                                             in self.state.networks.policy_variables.items()})
+    self._read_policy = tf.function(self._policy_as_flat_buffers)
     self._waited_s = 0.0
     self._waiting_since: float | None = None
     self._watchdog = watchdog
@@ -214,6 +215,19 @@ class Learner:
     """The single-device step that every replica runs."""
     return update(state, batch, config)
 
+  def _update_as_vector(self, batch: dict) -> tf.Tensor:
+    """`update_fn`'s metrics, then the step count after it, in one float64 vector (exact to 2**53 steps)."""
+    metrics = self.update_fn(self.state, replay.unwrap_batch(batch), self.config)
+    self._metric_names = tuple(metrics)
+    return tf.stack([tf.cast(value, tf.float64) for value in metrics.values()]
+                    + [tf.cast(self.state.num_steps, tf.float64)])
+
+  def _policy_as_flat_buffers(self) -> dict[str, tf.Tensor]:
+    """Every policy weight flattened and joined, one buffer per dtype, in `policy_variables` order."""
+    variables = self.state.networks.policy_variables.values()
+    return {dtype: tf.concat([tf.reshape(v.read_value(), [-1]) for v in variables if v.dtype.name == dtype], 0)
+            for dtype in {v.dtype.name for v in variables}}
+
   def step(self) -> dict[str, float]:
     if self._iterator is None:
       raise RuntimeError("this Learner has no input: pass `make_iterator=` (the builder's make_learner does).")
@@ -226,8 +240,9 @@ class Learner:
         self._waited_s += time.perf_counter() - self._waiting_since
         self._waiting_since = None
     batches, self._batches = tuple(self._batches), []
-    metrics = self.replicator.local_results(self._update(batches))[0]  # already averaged over replicas
-    return {name: float(value) for name, value in metrics.items()}
+    values = self.replicator.local_results(self._update(batches))[0].numpy()  # averaged over replicas
+    self._num_steps = int(values[-1])
+    return dict(zip(self._metric_names, values[:-1].tolist()))
 
   @property
   def input_wait_s(self) -> float:
@@ -244,11 +259,20 @@ class Learner:
 
   @property
   def num_steps(self) -> int:
-    return int(self.state.num_steps.numpy())
+    """Updates done (the step counter as of the last update or restore: reading it costs no tensor)."""
+    return self._num_steps
 
   def policy_params(self) -> dict[str, np.ndarray]:
-    """Encoder and policy weights for actors, named as `Networks.policy_variables`."""
-    return {name: value.numpy() for name, value in self._read_policy().items()}
+    """Encoder and policy weights for actors, named as `Networks.policy_variables` (views into one
+    buffer per dtype)."""
+    buffers = {dtype: value.numpy() for dtype, value in self._read_policy().items()}
+    offsets = dict.fromkeys(buffers, 0)
+    params = {}
+    for name, variable in self.state.networks.policy_variables.items():
+      dtype, size = variable.dtype.name, variable.shape.num_elements()
+      params[name] = buffers[dtype][offsets[dtype]:offsets[dtype] + size].reshape(variable.shape)
+      offsets[dtype] += size
+    return params
 
   def save(self, path: str) -> str:
     """Writes a checkpoint with prefix `path`; returns the file prefix to pass to `restore`."""
@@ -256,3 +280,4 @@ class Learner:
 
   def restore(self, path: str) -> None:
     self._checkpoint.read(path).assert_existing_objects_matched()
+    self._num_steps = int(self.state.num_steps.numpy())

@@ -39,3 +39,13 @@ def test_a_termination_stops_bootstrapping_and_padding_steps_add_nothing():
   transition = replay.item_to_transition(_item([1.0, 2.0, 0.0], [1, 0, 1], [1, 1, 0]), _layout(), discount=0.5)
   assert float(transition["reward"]) == pytest.approx(1 + 0.5 * 2)
   assert float(transition["discount"]) == 0.0
+
+
+def test_a_wrapped_batch_reaches_python_as_one_tensor_and_unwraps_to_the_same_values():
+  dataset = tf.data.Dataset.from_tensors(_item([1, 2, 3], [1, 0.5, 1], [1, 1, 0]))
+  plain, wrapped = next(iter(dataset)), next(iter(replay.wrap_batches(dataset)))
+  assert len(tf.nest.flatten(plain)) == 6
+  assert len(tf.nest.flatten(wrapped, expand_composites=True)) == 1
+  unwrapped = tf.function(replay.unwrap_batch)(wrapped)  # where a learner opens it: in its compiled step
+  tf.nest.map_structure(np.testing.assert_array_equal, unwrapped, plain)
+  assert replay.unwrap_batch(plain) is plain

@@ -7,9 +7,12 @@ loop without Ray (flat with MALLOC_ARENA_MAX=2). OPTIONS add the role's other pe
   params    the weights read every 10 steps (`policy_params()`) but not published
   publish-same  the weights read once, published every 10 steps
   end-episode   with publish: the publisher's trajectory writer ends its episode after every publication
+  flat      with params: the weights read as one flat tensor per dtype, split into views (one buffer a read)
+  tracemalloc  with any of the above: Python's allocations that grew between the second print and the last
+  trim      with any of the above: glibc's malloc_trim(0) after every read (free heap pages back to the system)
 Run with MALLOC_ARENA_MAX=2 (Ray's processes inherit it).
-Usage: learner_in_ray.py STEPS [counter] [publish [end-episode] | params | publish-same]"""
-import multiprocessing as mp, pathlib, sys, time
+Usage: learner_in_ray.py STEPS [counter] [publish [end-episode] | params | publish-same] [trim]"""
+import ctypes, multiprocessing as mp, pathlib, sys, time, tracemalloc
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[4]))  # the repository
 
 import ray
@@ -18,13 +21,36 @@ from learner_over_grpc import EXPERIMENT, act, serve  # the soak's agent setting
 STEPS, OPTIONS = int(sys.argv[1]), sys.argv[2:]
 
 
+def heap_mb() -> str:
+  """glibc's own account (mallinfo2, every arena): in use, free but kept, and mmapped bytes, in MB."""
+  class MallInfo2(ctypes.Structure):  # defined here: Ray pickles this module's functions by value
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                 "keepcost")]
+  libc = ctypes.CDLL("libc.so.6")
+  libc.mallinfo2.restype = MallInfo2
+  info = libc.mallinfo2()
+  return f"heap in use {info.uordblks / 1e6:.1f} free {info.fordblks / 1e6:.1f} mmapped {info.hblkhd / 1e6:.1f}"
+
+
 class HostedLearner:
   def run(self, experiment, address: str, counter, steps: int, options: list[str]) -> None:
-    import psutil, rlrep, tensorflow as tf
+    import numpy as np, psutil, rlrep, tensorflow as tf
     from rlrep import replay
     learner = experiment.make_builder().make_learner(rlrep.make_replicator("cpu:1"), address, end_after_idle_s=2.0)
     publisher = replay.WeightPublisher(replay.connect(address))
     weights = learner.policy_params()
+    variables = learner.state.networks.policy_variables
+    flat = tf.function(lambda: tf.concat([tf.reshape(v.read_value(), [-1]) for v in variables.values()], 0))
+
+    def read_flat():
+      buffer, views, offset = flat().numpy(), {}, 0
+      for name, variable in variables.items():
+        size = int(np.prod(variable.shape))
+        views[name] = buffer[offset:offset + size].reshape(variable.shape)
+        offset += size
+      return views
+    assert all(np.array_equal(weights[name], value) for name, value in read_flat().items())
     publisher.publish(0, weights)
     process, start, printed = psutil.Process(), time.time(), set()
     while learner.num_steps < steps:
@@ -40,14 +66,24 @@ class HostedLearner:
           publisher.publish(learner.num_steps, learner.policy_params())
           if "end-episode" in options:
             publisher._writer.end_episode()  # noqa: SLF001  (a probe of the writer's per-episode state)
+        elif "params" in options and "flat" in options:
+          read_flat()
         elif "params" in options:
           learner.policy_params()
         elif "publish-same" in options:
           publisher.publish(learner.num_steps, weights)
+        if "trim" in options:
+          ctypes.CDLL("libc.so.6").malloc_trim(0)
       if learner.num_steps % (steps // 12) == 0 and learner.num_steps not in printed:
         printed.add(learner.num_steps)
         print("ray", *options, learner.num_steps, round(process.memory_info().rss / 1e6, 1),
-              f"{time.time() - start:.0f}s", flush=True)
+              f"{time.time() - start:.0f}s", heap_mb(), flush=True)
+        if "tracemalloc" in options and len(printed) == 2:
+          tracemalloc.start(8)
+          first = tracemalloc.take_snapshot()
+        elif "tracemalloc" in options and learner.num_steps >= steps:
+          for stat in tracemalloc.take_snapshot().compare_to(first, "traceback")[:8]:
+            print(stat, *stat.traceback.format()[-16:], sep="\n", flush=True)
 
 
 def main():
