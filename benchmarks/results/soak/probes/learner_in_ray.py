@@ -7,11 +7,10 @@ loop without Ray (flat with MALLOC_ARENA_MAX=2). OPTIONS add the role's other pe
   params    the weights read every 10 steps (`policy_params()`) but not published
   publish-same  the weights read once, published every 10 steps
   end-episode   with publish: the publisher's trajectory writer ends its episode after every publication
-  flat      with params: the weights read as one flat tensor per dtype, split into views (one buffer a read)
   tracemalloc  with any of the above: Python's allocations that grew between the second print and the last
   trim      with any of the above: glibc's malloc_trim(0) after every read (free heap pages back to the system)
-Run with MALLOC_ARENA_MAX=2 (Ray's processes inherit it).
-Usage: learner_in_ray.py STEPS [counter] [publish [end-episode] | params | publish-same] [trim]"""
+Each print gives RSS and glibc's own account of its heap. Run with MALLOC_ARENA_MAX=2 (Ray inherits it).
+Usage: learner_in_ray.py STEPS [counter] [publish [end-episode] | params | publish-same] [tracemalloc] [trim]"""
 import ctypes, multiprocessing as mp, pathlib, sys, time, tracemalloc
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[4]))  # the repository
 
@@ -35,22 +34,11 @@ def heap_mb() -> str:
 
 class HostedLearner:
   def run(self, experiment, address: str, counter, steps: int, options: list[str]) -> None:
-    import numpy as np, psutil, rlrep, tensorflow as tf
+    import psutil, rlrep, tensorflow as tf
     from rlrep import replay
     learner = experiment.make_builder().make_learner(rlrep.make_replicator("cpu:1"), address, end_after_idle_s=2.0)
     publisher = replay.WeightPublisher(replay.connect(address))
     weights = learner.policy_params()
-    variables = learner.state.networks.policy_variables
-    flat = tf.function(lambda: tf.concat([tf.reshape(v.read_value(), [-1]) for v in variables.values()], 0))
-
-    def read_flat():
-      buffer, views, offset = flat().numpy(), {}, 0
-      for name, variable in variables.items():
-        size = int(np.prod(variable.shape))
-        views[name] = buffer[offset:offset + size].reshape(variable.shape)
-        offset += size
-      return views
-    assert all(np.array_equal(weights[name], value) for name, value in read_flat().items())
     publisher.publish(0, weights)
     process, start, printed = psutil.Process(), time.time(), set()
     while learner.num_steps < steps:
@@ -66,8 +54,6 @@ class HostedLearner:
           publisher.publish(learner.num_steps, learner.policy_params())
           if "end-episode" in options:
             publisher._writer.end_episode()  # noqa: SLF001  (a probe of the writer's per-episode state)
-        elif "params" in options and "flat" in options:
-          read_flat()
         elif "params" in options:
           learner.policy_params()
         elif "publish-same" in options:
