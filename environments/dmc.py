@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 
 import dm_env
+import numpy as np
 
 from dm_control import suite
 
@@ -43,6 +44,24 @@ def parse_task(name: str) -> tuple[str, str]:
     raise ValueError(f"Unknown task {name!r}: domain {domain!r} has tasks {', '.join(tasks)}.{hint}")
   raise ValueError(f"Unknown task {name!r}: expected 'domain-task' with domain one of "
                    f"{', '.join(domains)}.{hint}")
+
+
+def default_time_limit(name: str) -> tuple[float, int]:
+  """The task's own episode length as (seconds of simulated time, control steps): what `load`'s
+  `time_limit=None` keeps. Found by running the task's state version to its end with zero actions (no
+  rendering; under a second).
+
+  >>> default_time_limit("cartpole-swingup"), default_time_limit("walker-walk")
+  ((10.0, 1000), (25.0, 1000))
+  """
+  environment = suite.load(*parse_task(name))
+  timestep, steps = environment.reset(), 0
+  zeros = np.zeros(environment.action_spec().shape)
+  while not timestep.last():
+    timestep, steps = environment.step(zeros), steps + 1
+  seconds = round(steps * environment.control_timestep(), 9)  # 1000 * 0.01 is not exactly 10.0
+  environment.close()
+  return seconds, steps
 
 
 def check_settings(size: int, frame_stack: int, action_repeat: int, render_quality: str) -> None:

@@ -156,6 +156,21 @@ def test_bad_settings_raise_value_error_naming_the_problem(kwargs, message):
     dmc.load(**kwargs)
 
 
+def test_the_default_time_limit_is_the_episode_load_keeps_and_a_multiple_of_it_plays_that_much_longer():
+  seconds, steps = dmc.default_time_limit("cartpole-balance")
+  assert (seconds, steps) == (10.0, 1000)
+
+  def agent_steps(**kwargs):
+    env, count = dmc.load("cartpole-balance", pixels=False, action_repeat=8, seed=0, **kwargs), 0
+    timestep = env.reset()
+    while not timestep.last():
+      timestep, count = env.step(np.zeros(1, np.float32)), count + 1
+    return count
+
+  assert agent_steps() == 125
+  assert agent_steps(time_limit=3 * seconds) == 375
+
+
 def test_camera_by_name_is_accepted():
   env = dmc.load("quadruped-walk", camera="egocentric", **SMALL)
   assert isinstance(env.reset(), dm_env.TimeStep)
