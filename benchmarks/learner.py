@@ -82,7 +82,7 @@ def main() -> None:
   means = {name: float(np.mean(values)) for name, values in rates.items()}
   first = next(iter(means.values()))
   cpu_flags = " ".join(sorted(train.read_cpu_flags() & {"avx2", "avx512f", "avx512_bf16", "amx_bf16"}))
-  print(f"D4PG learner from pixels, batch {args.batch}, 84x84x9, 1 replica ({os.cpu_count()} cores; {cpu_flags}):")
+  print(f"D4PG learner from pixels, batch {args.batch}, 84x84x9, 1 replica ({len(os.sched_getaffinity(0))} cores; {cpu_flags}):")
   for name, rate in means.items():
     print(f"  {name:38s} {rate:6.2f} updates/s  ({rate * args.batch:6,.0f} transitions/s)  x{rate / first:.2f}")
   rlrep_rate, plain_rate = means["rlrep, augmentation on, float32"], means["plain tf.function, augmentation on"]
