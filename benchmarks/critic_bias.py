@@ -60,10 +60,7 @@ def main() -> None:
 
   limit_s, limit_steps = dmc.default_time_limit(experiment.task)
   scored = -(-limit_steps // config.action_repeat)  # agent steps in a standard episode
-  environment = dmc.load(experiment.task, pixels=config.pixels, size=config.image_size,
-                         frame_stack=config.frame_stack, action_repeat=config.action_repeat,
-                         render_quality=config.render_quality, seed=experiment.seed + 20_000,
-                         time_limit=args.length_factor * limit_s)
+  environment = builder.make_environment(seed=experiment.seed + 20_000, time_limit=args.length_factor * limit_s)
   predicted, realised, saturated, played = [], [], [], []
   for _ in range(args.episodes):
     timestep, values, rewards = environment.reset(), [], []

@@ -104,8 +104,10 @@ class Builder(Protocol):
   observation_spec: dict[str, Any]
   action_spec: Any
 
-  def make_environment(self, seed: int, render_size: int | None = None) -> dm_env.Environment:
-    """The task as the agent sees it; `render_size` allows larger renders of it (evaluation videos)."""
+  def make_environment(self, seed: int, render_size: int | None = None,
+                       time_limit: float | None = None) -> dm_env.Environment:
+    """The task as the agent sees it; `render_size` allows larger renders of it (evaluation videos),
+    `time_limit` (seconds) longer or shorter episodes than the task's own (diagnostics)."""
 
   def make_policy(self, evaluation: bool = False) -> Policy:
     """The exploring policy, or the deterministic one for evaluation."""

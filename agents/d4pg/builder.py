@@ -37,12 +37,14 @@ class D4PGBuilder:
     self.layout = replay.StepLayout.from_specs(self.observation_spec, self.action_spec, config.frame_stack,
                                                config.n_step)
 
-  def make_environment(self, seed: int, render_size: int | None = None) -> dm_env.Environment:
-    """The task as the agent sees it; `render_size` allows larger renders of it (evaluation videos)."""
+  def make_environment(self, seed: int, render_size: int | None = None,
+                       time_limit: float | None = None) -> dm_env.Environment:
+    """The task as the agent sees it; `render_size` allows larger renders of it (evaluation videos),
+    `time_limit` (seconds) longer or shorter episodes than the task's own (diagnostics)."""
     config = self.config
     return dmc.load(self.task, pixels=config.pixels, size=config.image_size, frame_stack=config.frame_stack,
                     action_repeat=config.action_repeat, render_quality=config.render_quality, seed=seed,
-                    render_size=render_size)
+                    render_size=render_size, time_limit=time_limit)
 
   def make_policy(self, evaluation: bool = False) -> PolicyNetwork:
     """The exploring actor policy (tell it the run's frames with `set_frames`), or with `evaluation=True`

@@ -33,6 +33,22 @@ def _server_with_one_episode_start(builder: D4PGBuilder) -> reverb.Server:
   return server
 
 
+def test_an_environment_with_a_longer_time_limit_plays_that_much_longer_with_the_same_observations():
+  builder = D4PGBuilder("cartpole-swingup", CONFIG)  # action repeat 2: 500 agent steps in the task's 10 s
+
+  def agent_steps_and_first_observation(**kwargs):
+    environment = builder.make_environment(seed=1, **kwargs)
+    timestep = first = environment.reset()
+    count = 0
+    while not timestep.last():
+      timestep, count = environment.step(np.zeros(1, np.float32)), count + 1
+    return count, first.observation["pixels"]
+
+  standard, longer = agent_steps_and_first_observation(), agent_steps_and_first_observation(time_limit=20.0)
+  assert (standard[0], longer[0]) == (500, 1000)
+  np.testing.assert_array_equal(standard[1], longer[1])
+
+
 def test_tables_adder_and_policy_fit_the_environment():
   builder = D4PGBuilder("cartpole-swingup", CONFIG)
   server = _server_with_one_episode_start(builder)
