@@ -2,7 +2,8 @@
 # Sets up rlrep on a Debian/Ubuntu machine; safe to run again (it only does what is missing).
 #   1. headless OpenGL libraries for MuJoCo (EGL via Mesa, and OSMesa), installed with apt when root;
 #   2. a virtualenv at .venv (override with RLREP_VENV) on Python 3.10 or 3.11;
-#   3. rlrep, editable, with the tested dependency set in constraints.txt and the test extras.
+#   3. rlrep, editable, with the tested dependency set in constraints.txt and the test extras;
+#   4. DeepMind Acme's TF learner for the learner benchmark's comparison (--no-deps: see the file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,11 +43,12 @@ fi
 
 # Reinstall only when the dependency declarations changed since the last successful install.
 stamp="$venv/.rlrep-installed"
-wanted=$(cat pyproject.toml constraints.txt | sha256sum | cut -d' ' -f1)
+wanted=$(cat pyproject.toml constraints.txt benchmarks/acme-requirements.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   echo "setup: installing rlrep and its pinned dependencies into $venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q -c constraints.txt -e ".[test]"
+  "$venv/bin/python" -m pip install -q --no-deps -r benchmarks/acme-requirements.txt
   echo "$wanted" > "$stamp"
 fi
 echo "setup: ready ($("$venv/bin/python" --version), venv $venv)"
