@@ -1,7 +1,7 @@
 """Starting settings for DDPG from pixels on any Control Suite task: D4PG's rules, less what DDPG lacks.
 
-The rules are `agents.d4pg.presets`' (action repeat by domain, batch 128, one update per 16 frames, Adam
-3e-4 and target tau 0.01: what a 2-core CPU learner sustains); D4PG's value range (vmax) has no DDPG
+The rules are `agents.d4pg.presets`' (action repeat by domain, batch 128 and one update per 16 frames in
+float32 or 256 per 8 in bfloat16, Adam 3e-4 and target tau 0.01); D4PG's value range (vmax) has no DDPG
 setting and is left out.
 
 >>> preset = for_task("cartpole-swingup")
@@ -32,7 +32,6 @@ def describe() -> str:
   """The rules in one paragraph, for `rlrep train --agent ddpg --help`."""
   repeats = ", ".join(f"{domain} {repeat}" for domain, repeat in d4pg_presets.ACTION_REPEAT_BY_DOMAIN.items())
   return (f"Per-task presets (pixels), D4PG's without vmax: action repeat by domain ({repeats}, others "
-          f"{d4pg_presets.DEFAULT_ACTION_REPEAT}); batch {d4pg_presets.BATCH_SIZE}; samples per insert = batch x "
-          f"action repeat / {d4pg_presets.FRAMES_PER_UPDATE} (one update per {d4pg_presets.FRAMES_PER_UPDATE} "
-          "frames); learning rate 3e-4; target tau 0.01. Any flag you give overrides its preset; the run prints "
+          f"{d4pg_presets.DEFAULT_ACTION_REPEAT}); {d4pg_presets.replay_ratio()}; learning rate 3e-4; target tau "
+          "0.01. Any flag you give overrides its preset; the run prints "
           "every effective setting and its source first.")

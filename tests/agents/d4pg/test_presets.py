@@ -25,3 +25,17 @@ def test_given_settings_are_left_out_and_derived_ones_follow_them():
 def test_an_unknown_task_names_close_matches():
   with pytest.raises(ValueError, match="walker-walk"):
     presets.for_task("walker-wlak")
+
+
+@pytest.mark.parametrize("task", ["cartpole-swingup", "walker-walk", "cheetah-run"])
+def test_bfloat16_samples_four_times_the_transitions_per_frame_in_batches_of_256(task):
+  float32, bfloat16 = presets.for_task(task), presets.for_task(task, {"precision": "bfloat16"})
+  assert bfloat16["batch_size"] == 256 and bfloat16["action_repeat"] == float32["action_repeat"]
+  assert bfloat16["samples_per_insert"] == 4 * float32["samples_per_insert"]
+  assert presets.for_task(task, {"precision": "float32"}) == float32
+  D4PGConfig(**bfloat16, precision="bfloat16")
+
+
+def test_bfloat16_rule_follows_a_given_batch():
+  preset = presets.for_task("walker-walk", {"precision": "bfloat16", "batch_size": 128})
+  assert "batch_size" not in preset and preset["samples_per_insert"] == 128 * 2 / presets.BFLOAT16_FRAMES_PER_UPDATE
