@@ -28,6 +28,8 @@ import numpy as np
 import tensorflow as tf
 from dm_env import specs
 
+from agents.d4pg import D4PGConfig
+
 INSTALL_HINT = ("Acme's TF learner is not installed: run `bash scripts/setup.sh` (it installs benchmarks/"
                 "acme-requirements.txt with --no-deps) or `pip install --no-deps -r benchmarks/acme-requirements.txt`"
                 "; `benchmarks/learner.py --no-acme` leaves Acme out.")
@@ -56,26 +58,26 @@ def load_acme():
   return sys.modules[_LEARNING_MODULE], networks, snt
 
 
-def make_networks(action_spec: specs.BoundedArray, feature_dim: int = 50, channels: int = 32,
-                  hidden_sizes: tuple[int, ...] = (256, 256), vmin: float = 0.0, vmax: float = 200.0,
-                  num_atoms: int = 51) -> dict:
-  """Acme/Sonnet modules with rlrep's default shapes: {'observation', 'policy', 'critic'} (variables not
-  yet created; `create_variables` does that)."""
+def make_networks(action_spec: specs.BoundedArray, config: D4PGConfig) -> dict:
+  """Acme/Sonnet modules shaped as rlrep's networks for `config` (its conv channels, feature size, hidden
+  sizes and atoms): {'observation', 'policy', 'critic'}, variables not yet created (`create_variables`)."""
   _, networks, snt = load_acme()
   scale = lambda pixels: tf.cast(pixels, tf.float32) / 255.0 - 0.5  # noqa: E731
+  channels = config.conv_channels
   observation = snt.Sequential([scale, snt.Conv2D(channels, 3, stride=2, padding="VALID"), tf.nn.relu,
                                 snt.Conv2D(channels, 3, stride=1, padding="VALID"), tf.nn.relu, snt.Flatten(),
-                                snt.Linear(feature_dim), snt.LayerNorm(axis=-1, create_scale=True,
-                                                                       create_offset=True), tf.nn.tanh])
-  policy = snt.Sequential([networks.LayerNormMLP(hidden_sizes, activate_final=True),
+                                snt.Linear(config.feature_dim), snt.LayerNorm(axis=-1, create_scale=True,
+                                                                              create_offset=True), tf.nn.tanh])
+  policy = snt.Sequential([networks.LayerNormMLP(config.hidden_sizes, activate_final=True),
                            networks.NearZeroInitializedLinear(int(np.prod(action_spec.shape))),
                            networks.TanhToSpec(action_spec)])
-  critic = snt.Sequential([networks.CriticMultiplexer(), networks.LayerNormMLP(hidden_sizes, activate_final=True),
-                           networks.DiscreteValuedHead(vmin, vmax, num_atoms)])
+  critic = snt.Sequential([networks.CriticMultiplexer(),
+                           networks.LayerNormMLP(config.hidden_sizes, activate_final=True),
+                           networks.DiscreteValuedHead(config.vmin, config.vmax, config.num_atoms)])
   return {"observation": observation, "policy": policy, "critic": critic}
 
 
-def create_variables(nets: dict, pixels_shape: tuple[int, ...], action_spec: specs.BoundedArray) -> None:
+def create_variables(nets: dict, pixels_shape: tuple[int, ...]) -> None:
   """Calls every module once on a one-element batch so its variables exist."""
   features = nets["observation"](tf.zeros((1, *pixels_shape), tf.uint8))
   nets["critic"](features, nets["policy"](features))
@@ -85,20 +87,21 @@ def parameter_count(nets: dict) -> int:
   return sum(int(np.prod(v.shape)) for name in ("observation", "policy", "critic") for v in nets[name].variables)
 
 
-def acme_learner(batch: dict, action_spec: specs.BoundedArray, learning_rate: float = 3e-4,
-                 vmax: float = 200.0) -> tuple[Callable[[], None], dict]:
-  """(Acme's `D4PGLearner.step`, its online networks), the learner training on `batch` (benchmarks/
-  learner.py's dict of numpy arrays) repeated through tf.data, so it never waits on replay. Checkpointing
-  is off and the logger a no-op, so a step is Acme's compiled update plus its step counter."""
+def acme_learner(batch: dict, action_spec: specs.BoundedArray,
+                 config: D4PGConfig) -> tuple[Callable[[], None], dict]:
+  """(Acme's `D4PGLearner.step`, its online networks), the learner with `config`'s networks, learning rate,
+  discount and target period training on `batch` (benchmarks/learner.py's dict of numpy arrays) repeated
+  through tf.data, so it never waits on replay. Checkpointing is off and the logger a no-op, so a step is
+  Acme's compiled update plus its step counter."""
   learning, _, snt = load_acme()
   import reverb
   from acme import types as acme_types
   from acme.utils import counting, loggers
 
   pixels_shape = batch["observation"]["pixels"].shape[1:]
-  online, target = make_networks(action_spec, vmax=vmax), make_networks(action_spec, vmax=vmax)
+  online, target = make_networks(action_spec, config), make_networks(action_spec, config)
   for nets in (online, target):
-    create_variables(nets, pixels_shape, action_spec)
+    create_variables(nets, pixels_shape)
   size = len(batch["reward"])
   transition = acme_types.Transition(observation=batch["observation"]["pixels"], action=batch["action"],
                                      reward=batch["reward"], discount=batch["discount"],
@@ -110,8 +113,9 @@ def acme_learner(batch: dict, action_spec: specs.BoundedArray, learning_rate: fl
   learner = learning.D4PGLearner(
       policy_network=online["policy"], critic_network=online["critic"], target_policy_network=target["policy"],
       target_critic_network=target["critic"], observation_network=online["observation"],
-      target_observation_network=target["observation"], discount=0.99, target_update_period=100,
-      dataset_iterator=iter(dataset), policy_optimizer=snt.optimizers.Adam(learning_rate),
-      critic_optimizer=snt.optimizers.Adam(learning_rate), counter=counting.Counter(),
+      target_observation_network=target["observation"], discount=config.discount,
+      target_update_period=config.target_update_period, dataset_iterator=iter(dataset),
+      policy_optimizer=snt.optimizers.Adam(config.learning_rate),
+      critic_optimizer=snt.optimizers.Adam(config.learning_rate), counter=counting.Counter(),
       logger=loggers.NoOpLogger(), checkpoint=False)
   return learner.step, online

@@ -85,7 +85,7 @@ def main() -> None:
     variants["rlrep, augmentation off, bfloat16"] = rlrep_learner(dataclasses.replace(bfloat16, augment=False),
                                                                   batch)
   if args.acme:
-    variants[ACME] = acme_d4pg.acme_learner(batch, ACTION_SPEC, config.learning_rate, config.vmax)[0]
+    variants[ACME] = acme_d4pg.acme_learner(batch, ACTION_SPEC, config)[0]
   rounds = 3
   rates = {name: [] for name in variants}
   for _ in range(rounds):

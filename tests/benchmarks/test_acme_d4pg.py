@@ -32,13 +32,13 @@ def test_acme_networks_have_as_many_parameters_as_rlreps_default_pixel_networks(
   rlrep_networks = make_networks({"pixels": specs.BoundedArray(PIXELS, np.uint8, 0, 255)}, ACTIONS, D4PGConfig())
   rlrep_count = sum(int(np.prod(v.shape)) for module in (rlrep_networks.encoder, rlrep_networks.policy,
                                                            rlrep_networks.critic) for v in module.variables)
-  acme_networks = acme_d4pg.make_networks(ACTIONS)
-  acme_d4pg.create_variables(acme_networks, PIXELS, ACTIONS)
+  acme_networks = acme_d4pg.make_networks(ACTIONS, D4PGConfig())
+  acme_d4pg.create_variables(acme_networks, PIXELS)
   assert acme_d4pg.parameter_count(acme_networks) == rlrep_count == 2_620_527
 
 
 def test_acme_learner_steps_change_its_encoder_and_keep_it_finite():
-  step, online = acme_d4pg.acme_learner(_batch(8), ACTIONS)
+  step, online = acme_d4pg.acme_learner(_batch(8), ACTIONS, D4PGConfig(batch_size=8))
   before = [variable.numpy().copy() for variable in online["observation"].variables]
   for _ in range(3):
     step()
