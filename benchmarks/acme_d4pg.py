@@ -83,6 +83,17 @@ def create_variables(nets: dict, pixels_shape: tuple[int, ...]) -> None:
   nets["critic"](features, nets["policy"](features))
 
 
+def random_batch(batch_size: int, seed: int = 0) -> dict:
+  """A learner-shaped batch both sides of the comparison train on: uint8 84x84x9 observations, 6-d actions in
+  [-1, 1], rewards of a 3-step return at action repeat 2 (<= 6), discount 0.99 ** 3."""
+  rng = np.random.default_rng(seed)
+  pixels = lambda: rng.integers(0, 256, (batch_size, 84, 84, 9), dtype=np.uint8)  # noqa: E731
+  return {"observation": {"pixels": pixels()}, "next_observation": {"pixels": pixels()},
+          "action": rng.uniform(-1, 1, (batch_size, 6)).astype(np.float32),
+          "reward": rng.uniform(0, 6, batch_size).astype(np.float32),
+          "discount": np.full(batch_size, 0.99 ** 3, np.float32)}
+
+
 def parameter_count(nets: dict) -> int:
   return sum(int(np.prod(v.shape)) for name in ("observation", "policy", "critic") for v in nets[name].variables)
 
@@ -90,7 +101,7 @@ def parameter_count(nets: dict) -> int:
 def acme_learner(batch: dict, action_spec: specs.BoundedArray,
                  config: D4PGConfig) -> tuple[Callable[[], None], dict]:
   """(Acme's `D4PGLearner.step`, its online networks), the learner with `config`'s networks, learning rate,
-  discount and target period training on `batch` (benchmarks/learner.py's dict of numpy arrays) repeated
+  discount and target period training on `batch` (a dict of numpy arrays shaped as `random_batch`'s) repeated
   through tf.data, so it never waits on replay. Checkpointing is off and the logger a no-op, so a step is
   Acme's compiled update plus its step counter."""
   learning, _, snt = load_acme()

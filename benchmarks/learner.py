@@ -39,15 +39,6 @@ ACTION_SPEC = specs.BoundedArray((6,), np.float32, -1.0, 1.0, name="action")
 ACME = "Acme TF D4PGLearner, no augmentation"
 
 
-def random_batch(batch_size: int, seed: int = 0) -> dict:
-  rng = np.random.default_rng(seed)
-  pixels = lambda: rng.integers(0, 256, (batch_size, 84, 84, 9), dtype=np.uint8)  # noqa: E731
-  return {"observation": {"pixels": pixels()}, "next_observation": {"pixels": pixels()},
-          "action": rng.uniform(-1, 1, (batch_size, 6)).astype(np.float32),
-          "reward": rng.uniform(0, 6, batch_size).astype(np.float32),
-          "discount": np.full(batch_size, 0.99 ** 3, np.float32)}
-
-
 def rlrep_learner(config: D4PGConfig, batch: dict):
   replicator = rlrep.make_replicator("cpu:1")
   dataset = lambda context: tf.data.Dataset.from_tensors(batch).repeat().prefetch(2)  # noqa: E731
@@ -74,7 +65,7 @@ def main() -> None:
   parser.add_argument("--acme", action=argparse.BooleanOptionalAction, default=True,
                       help="include Acme's TF D4PG learner on the same network (installed by scripts/setup.sh)")
   args = parser.parse_args()
-  batch = random_batch(args.batch)
+  batch = acme_d4pg.random_batch(args.batch)
   config = D4PGConfig(batch_size=args.batch)
   variants = {"rlrep, augmentation on, float32": rlrep_learner(config, batch),
               "rlrep, augmentation off, float32": rlrep_learner(dataclasses.replace(config, augment=False), batch),

@@ -20,14 +20,6 @@ PIXELS = (84, 84, 9)
 ACTIONS = specs.BoundedArray((6,), np.float32, -1.0, 1.0, name="action")
 
 
-def _batch(size: int) -> dict:
-  rng = np.random.default_rng(0)
-  pixels = lambda: rng.integers(0, 256, (size, *PIXELS), dtype=np.uint8)  # noqa: E731
-  return {"observation": {"pixels": pixels()}, "next_observation": {"pixels": pixels()},
-          "action": rng.uniform(-1, 1, (size, 6)).astype(np.float32),
-          "reward": rng.uniform(0, 6, size).astype(np.float32), "discount": np.full(size, 0.97, np.float32)}
-
-
 def test_acme_networks_have_as_many_parameters_as_rlreps_default_pixel_networks():
   rlrep_networks = make_networks({"pixels": specs.BoundedArray(PIXELS, np.uint8, 0, 255)}, ACTIONS, D4PGConfig())
   rlrep_count = sum(int(np.prod(v.shape)) for module in (rlrep_networks.encoder, rlrep_networks.policy,
@@ -38,7 +30,7 @@ def test_acme_networks_have_as_many_parameters_as_rlreps_default_pixel_networks(
 
 
 def test_acme_learner_steps_change_its_encoder_and_keep_it_finite():
-  step, online = acme_d4pg.acme_learner(_batch(8), ACTIONS, D4PGConfig(batch_size=8))
+  step, online = acme_d4pg.acme_learner(acme_d4pg.random_batch(8), ACTIONS, D4PGConfig(batch_size=8))
   before = [variable.numpy().copy() for variable in online["observation"].variables]
   for _ in range(3):
     step()
