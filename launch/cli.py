@@ -27,7 +27,7 @@ def _rollout(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
   from launch import compare
-  print(compare.compare(args.runs, args.reference, args.out, args.at, args.title))
+  print(compare.compare(args.runs, args.reference, args.out, args.at, args.title, args.equal_updates))
   print(f"wrote {args.out}")
   return 0
 
@@ -58,6 +58,19 @@ def _frame_budgets(text: str) -> list[float]:
   if not budgets or min(budgets) < 0:
     raise argparse.ArgumentTypeError(f"expected non-negative frame counts, got {text!r}")
   return budgets
+
+
+def _update_schedule(text: str):
+  from launch import compare
+  if text.strip().lower() == "drqv2":
+    return compare.DRQV2_UPDATES
+  try:
+    start, per_update = (float(part) for part in text.split(","))
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected drqv2 or START_FRAMES,FRAMES_PER_UPDATE, e.g. 4000,4; got {text!r}")
+  if start < 0 or per_update <= 0:
+    raise argparse.ArgumentTypeError(f"expected START_FRAMES >= 0 and FRAMES_PER_UPDATE > 0, got {text!r}")
+  return compare.UpdateSchedule(start, per_update)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -240,6 +253,10 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   compare.add_argument("--at", type=_frame_budgets, default=[100_000.0, 200_000.0], metavar="FRAMES",
                        help="comma-separated frame budgets for the table")
   compare.add_argument("--title", help="plot title (default: the tasks compared)")
+  compare.add_argument("--equal-updates", type=_update_schedule, metavar="SCHEDULE",
+                       help="also read the references at the runs' learner updates, given the references' schedule: "
+                            "START_FRAMES,FRAMES_PER_UPDATE, or drqv2 (4000,4: updates begin after 4,000 seed "
+                            "frames, then one per 2 agent steps at action repeat 2)")
   compare.set_defaults(handler=_compare)
 
   _add_cluster_parser(commands)

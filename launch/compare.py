@@ -6,6 +6,10 @@ every group has) set it apart from the other groups. Reference curves (e.g. a pu
 CSV files with `frames` and `return` columns (several rows per frame, e.g. one per seed, are averaged). The
 terminal table gives every curve's return at chosen frame budgets, read off by linear interpolation between
 evaluations and left empty beyond a run's last evaluation.
+
+Frames are not the only budget: on a small machine the learner's updates are what a run pays for. Given a
+reference's update schedule (`UpdateSchedule`; DrQ-v2's is `DRQV2_UPDATES`), `equal_updates_table` reads each
+reference at the frames where it had made as many learner updates as the run had at a frame budget.
 """
 
 from __future__ import annotations
@@ -36,22 +40,41 @@ class Curve:
   low: np.ndarray
   high: np.ndarray
   runs: int
+  updates: np.ndarray | None = None  # learner updates at each of `frames` (mean over runs); None for references
 
-  def at(self, budget: float) -> float:
-    """The return at `budget` frames, interpolated between evaluations; NaN beyond this curve."""
+  def at(self, budget: float, values: np.ndarray | None = None) -> float:
+    """The return (or other `values` on the same frames) at `budget` frames, interpolated between
+    evaluations; NaN beyond this curve."""
     if len(self.frames) == 0 or budget > self.frames[-1] or budget < self.frames[0]:
       return math.nan
-    return float(np.interp(budget, self.frames, self.mean))
+    return float(np.interp(budget, self.frames, self.mean if values is None else values))
+
+
+@dataclasses.dataclass(frozen=True)
+class UpdateSchedule:
+  """When a reference made its learner updates: none in its first `start_frames`, then one every
+  `frames_per_update` frames."""
+  start_frames: float
+  frames_per_update: float
+
+  def frames_at(self, updates: float) -> float:
+    return self.start_frames + self.frames_per_update * updates
+
+
+# DrQ-v2 (facebookresearch/drqv2 cfgs/config.yaml): 4,000 seed frames, then one update of 256 every 2 agent
+# steps at action repeat 2.
+DRQV2_UPDATES = UpdateSchedule(start_frames=4000, frames_per_update=4)
 
 
 def load_run(directory: str | pathlib.Path) -> tuple[dict, list[dict[str, float]]]:
   """(experiment settings, evaluation rows) of a run directory, or ValueError saying why it is not one.
 
+  A result directory as committed under benchmarks/results/ (eval.csv beside experiment.json) reads too.
   The settings are read as `Experiment` reads them, so files written by older versions (fields added since
   take their defaults) group with new ones."""
   path = pathlib.Path(directory)
   settings_file = path / EXPERIMENT_FILE
-  rows = metrics.read_log(path, "eval")
+  rows = metrics.read_log(path, "eval") or (metrics.read_csv(path / "eval.csv") if (path / "eval.csv").exists() else [])
   if not settings_file.exists() or not rows:
     missing = EXPERIMENT_FILE if not settings_file.exists() else "logs/eval.csv rows"
     raise ValueError(f"{path} is not an rlrep run with evaluations (no {missing}); pass directories that "
@@ -79,17 +102,24 @@ def group_runs(directories: Sequence[str | pathlib.Path]) -> list[Curve]:
     settings = members[0][0]
     extra = ", ".join(f"{k.split('.')[-1]}={flat.get(k)}" for k in differing)
     label = f"{settings['agent']} {settings['task']}" + (f" ({extra})" if extra else "")
-    curves.append(_pool(label, [[(r["frames"], r["eval_return"]) for r in rows] for _, rows in members]))
+    curves.append(_pool(label, [[(r["frames"], r["eval_return"], r.get("learner_steps", math.nan)) for r in rows]
+                                for _, rows in members]))
   return curves
 
 
-def _pool(label: str, runs: list[list[tuple[float, float]]]) -> Curve:
-  """Mean and min-max over runs on the frames where every run has been evaluated (interpolated)."""
-  grid = np.array(sorted({frames for run in runs for frames, _ in run}))
+def _pool(label: str, runs: list[list[tuple[float, float, float]]]) -> Curve:
+  """Mean and min-max over runs on the frames where every run has been evaluated (interpolated), with the
+  runs' mean learner updates there (None if a run's log has none)."""
+  grid = np.array(sorted({row[0] for run in runs for row in run}))
   last = min(run[-1][0] for run in runs)
   grid = grid[grid <= last]
-  values = np.array([np.interp(grid, [f for f, _ in run], [r for _, r in run]) for run in runs])
-  return Curve(label, grid, values.mean(axis=0), values.min(axis=0), values.max(axis=0), len(runs))
+
+  def column(index: int) -> np.ndarray:
+    return np.array([np.interp(grid, [row[0] for row in run], [row[index] for row in run]) for run in runs])
+
+  values, updates = column(1), column(2).mean(axis=0)
+  return Curve(label, grid, values.mean(axis=0), values.min(axis=0), values.max(axis=0), len(runs),
+               None if np.isnan(updates).any() else updates)
 
 
 def load_reference(path: str | pathlib.Path, label: str | None = None) -> Curve:
@@ -122,6 +152,33 @@ def table(curves: Sequence[Curve], budgets: Sequence[float]) -> str:
   return "\n".join(lines)
 
 
+def equal_updates_table(curves: Sequence[Curve], references: Sequence[Curve], budgets: Sequence[float],
+                        schedule: UpdateSchedule) -> str:
+  """For each run curve and frame budget: its learner updates and return there, and each reference's return
+  at the frames where `schedule` says it had made as many updates."""
+  if missing := [c.label for c in curves if c.updates is None]:
+    raise ValueError(f"{', '.join(missing)}: the evaluation log has no learner_steps column, so updates cannot "
+                     "be compared; drop --equal-updates for these runs.")
+  width = max(len(c.label) for c in curves) + 2
+  lines = [f"at equal learner updates (references: none in the first {schedule.start_frames:,.0f} frames, then one "
+           f"per {schedule.frames_per_update:g} frames)",
+           f"{'curve':{width}s}{'frames':>10s}{'updates':>10s}{'return':>9s}"
+           + "".join(f"  {r.label} (at frames)" for r in references)]
+  lines.append("-" * len(lines[-1]))
+  for curve in curves:
+    for budget in budgets:
+      updates = curve.at(budget, curve.updates)
+      if math.isnan(updates):
+        continue
+      cells = []
+      for reference in references:
+        frames = schedule.frames_at(updates)
+        value = reference.at(frames)
+        cells.append(f"  {'beyond its curve' if math.isnan(value) else f'{value:.1f}'} ({frames:,.0f})")
+      lines.append(f"{curve.label:{width}s}{budget:10,.0f}{updates:10,.0f}{curve.at(budget):9.1f}" + "".join(cells))
+  return "\n".join(lines)
+
+
 def plot(curves: Sequence[Curve], references: Sequence[Curve], path: str | pathlib.Path, title: str) -> None:
   import matplotlib
   matplotlib.use("Agg")
@@ -146,12 +203,18 @@ def plot(curves: Sequence[Curve], references: Sequence[Curve], path: str | pathl
 
 
 def compare(run_dirs: Sequence[str], references: Sequence[str], out: str, budgets: Sequence[float],
-            title: str | None = None) -> str:
-  """Plots the runs (grouped by seed) and references to `out`; returns the table of returns at `budgets`."""
+            title: str | None = None, equal_updates: UpdateSchedule | None = None) -> str:
+  """Plots the runs (grouped by seed) and references to `out`; returns the table of returns at `budgets`,
+  then, given the references' update schedule, the table at equal learner updates."""
   if not run_dirs:
     raise ValueError("name at least one run directory.")
+  if equal_updates and not references:
+    raise ValueError("--equal-updates reads reference curves at the runs' learner updates: add a --reference.")
   curves = group_runs(run_dirs)
   reference_curves = [load_reference(path) for path in references]
   tasks = sorted({c.label.split()[1] for c in curves})
   plot(curves, reference_curves, out, title or " vs ".join(tasks))
-  return table([*curves, *reference_curves], budgets)
+  result = table([*curves, *reference_curves], budgets)
+  if equal_updates:
+    result += "\n\n" + equal_updates_table(curves, reference_curves, budgets, equal_updates)
+  return result

@@ -16,8 +16,8 @@ def _run(root, name, returns, seed=0, task="cartpole-swingup", agent_name="d4pg"
                           agent_config=dataclasses.replace(config(**agent), seed=seed))
   prepare_output_dir(experiment, resume=False, overwrite=False)
   log = metrics.MetricsLog(experiment.out_dir, "eval")
-  for frames, value in returns:
-    log.write({"frames": frames, "eval_return": value})
+  for frames, value, *updates in returns:  # (frames, return) or (frames, return, learner updates)
+    log.write({"frames": frames, "eval_return": value, **({"learner_steps": updates[0]} if updates else {})})
   return str(experiment.out_dir)
 
 
@@ -60,6 +60,28 @@ def test_the_cli_writes_a_png_and_prints_the_table_with_references(tmp_path, cap
   assert imageio.imread(out).std() > 10
 
 
+def test_references_are_read_at_the_runs_learner_updates_given_their_schedule(tmp_path, capsys):
+  runs = [_run(tmp_path, "s0", [(0, 0, 0), (100_000, 300, 10_000), (200_000, 500, 22_000)], seed=0),
+          _run(tmp_path, "s1", [(0, 0, 0), (100_000, 500, 12_000)], seed=1)]
+  reference = tmp_path / "published.csv"
+  reference.write_text("frames,return\n0,0\n40000,200\n50000,400\n100000,900\n")
+  assert cli.main(["compare", *runs, "--reference", str(reference), "--out", str(tmp_path / "p.png"),
+                   "--at", "100000,200000", "--equal-updates", "drqv2"]) == 0
+  printed = capsys.readouterr().out
+  rows = [line.split() for line in printed.split("at equal learner updates")[1].splitlines() if "d4pg" in line]
+  # 11,000 updates (the seeds' mean) = 4,000 + 4 x 11,000 = 48,000 frames of the reference: 200 + 200 x 0.8
+  assert rows == [["d4pg", "cartpole-swingup", "100,000", "11,000", "400.0", "360.0", "(48,000)"]]  # s1 ends at 100k
+  assert compare.DRQV2_UPDATES.frames_at(11_000) == 48_000
+
+
+def test_a_committed_result_directory_reads_like_its_run(tmp_path):
+  run = tmp_path / _run(tmp_path, "r", [(0, 1), (100, 30)])
+  (run / "eval.csv").write_text((run / "logs" / "eval.csv").read_text())  # as benchmarks/results/ keeps it
+  (run / "logs" / "eval.csv").unlink()
+  (curve,) = compare.group_runs([run])
+  assert curve.at(100) == 30
+
+
 def test_runs_of_different_tasks_are_labelled_by_task(tmp_path):
   runs = [_run(tmp_path, "s", [(0, 1), (10, 2)]), _run(tmp_path, "w", [(0, 3), (10, 4)], task="walker-walk")]
   assert sorted(c.label for c in compare.group_runs(runs)) == ["d4pg cartpole-swingup", "d4pg walker-walk"]
@@ -83,6 +105,11 @@ def test_runs_of_different_agents_are_labelled_by_agent_and_the_settings_both_ha
     (lambda tmp: ["compare", _run(tmp, "r", [(0, 1)]), "--reference", str(tmp / "none.csv")], "no such file"),
     (lambda tmp: ["compare", _run(tmp, "r", [(0, 1)]), "--reference", _csv(tmp, "step,value\n1,2\n")],
      "needs 'frames' and 'return' columns, found ['step', 'value']"),
+    (lambda tmp: ["compare", _run(tmp, "r", [(0, 1, 0)]), "--equal-updates", "drqv2"], "add a --reference"),
+    (lambda tmp: ["compare", _run(tmp, "r", [(0, 1)]), "--reference", _csv(tmp, "frames,return\n0,1\n"),
+                  "--equal-updates", "4000,4"], "has no learner_steps column"),
+    (lambda tmp: ["compare", str(tmp), "--equal-updates", "often"], "expected drqv2 or START_FRAMES,FRAMES_PER_UPDATE"),
+    (lambda tmp: ["compare", str(tmp), "--equal-updates", "4000,0"], "FRAMES_PER_UPDATE > 0"),
 ])
 def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys, make, message):
   assert cli.main(make(tmp_path)) == 2
