@@ -13,8 +13,9 @@ The rules:
   produce ~40 frames/s. With `precision="bfloat16"` (native bfloat16: a CPU with AVX512-BF16/AMX, a TPU or a
   recent GPU; 1.7x faster updates on the 2-core CPU) one update of 256 per 8 frames, 4x the samples per frame
   at ~31-33 frames/s. Same seeds, 100k / 200k frames, float32 preset -> bfloat16 rule: cartpole-swingup
-  292 / 493 -> 482 / 799, walker-walk 229 / 310 -> 367 / 505 (DrQ-v2: 626 / 807 and 170 / 428;
-  benchmarks/results/). DrQ-v2 samples 256 transitions per 4 frames.
+  292 / 493 -> 482 / 799, walker-walk 229 / 310 -> 367 / 505 (DrQ-v2: 626 / 807 and 170 / 428); at 100k
+  cartpole-balance 581 -> 912 (DrQ-v2 987), finger-spin 292 -> 554 (325); benchmarks/results/. DrQ-v2
+  samples 256 transitions per 4 frames.
 * optimisation as the runs that learned cartpole from pixels here: Adam 3e-4, Polyak targets (tau 0.01).
 
 Settings derived by a rule follow what the user chose: `for_task("cartpole-swingup", {"action_repeat": 4})`
