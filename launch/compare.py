@@ -76,7 +76,7 @@ def load_run(directory: str | pathlib.Path) -> tuple[dict, list[dict[str, float]
   settings_file = path / EXPERIMENT_FILE
   rows = metrics.read_log(path, "eval") or (metrics.read_csv(path / "eval.csv") if (path / "eval.csv").exists() else [])
   if not settings_file.exists() or not rows:
-    missing = EXPERIMENT_FILE if not settings_file.exists() else "logs/eval.csv rows"
+    missing = EXPERIMENT_FILE if not settings_file.exists() else "logs/eval.csv or eval.csv rows"
     raise ValueError(f"{path} is not an rlrep run with evaluations (no {missing}); pass directories that "
                      "`rlrep train --out` wrote.")
   return Experiment.from_json(json.loads(settings_file.read_text())).to_json(), rows
@@ -170,9 +170,9 @@ def equal_updates_table(curves: Sequence[Curve], references: Sequence[Curve], bu
       updates = curve.at(budget, curve.updates)
       if math.isnan(updates):
         continue
+      frames = schedule.frames_at(updates)  # where every reference had made as many updates
       cells = []
       for reference in references:
-        frames = schedule.frames_at(updates)
         value = reference.at(frames)
         cells.append(f"  {'beyond its curve' if math.isnan(value) else f'{value:.1f}'} ({frames:,.0f})")
       lines.append(f"{curve.label:{width}s}{budget:10,.0f}{updates:10,.0f}{curve.at(budget):9.1f}" + "".join(cells))
