@@ -234,6 +234,7 @@ def _add_cluster_parser(commands) -> None:
 def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   """The `rlrep` parser; `train`'s agent options are those of `agent_name` (default: the default agent)."""
   import agents
+  from launch import compare as compare_lib
   parser = argparse.ArgumentParser(
       prog="rlrep", description="Distributed RL from pixels on DeepMind Control Suite tasks.",
       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -243,6 +244,7 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   doctor = commands.add_parser("doctor", help="check the Python stack, GL rendering and TF devices")
   doctor.set_defaults(handler=_doctor)
 
+  drqv2 = compare_lib.DRQV2_UPDATES
   compare = commands.add_parser(
       "compare", help="plot evaluation return vs frames of several runs (seeds pooled) beside reference curves",
       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -255,7 +257,8 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   compare.add_argument("--title", help="plot title (default: the tasks compared)")
   compare.add_argument("--equal-updates", type=_update_schedule, metavar="SCHEDULE",
                        help="also read the references at the runs' learner updates, given the references' schedule: "
-                            "START_FRAMES,FRAMES_PER_UPDATE, or drqv2 (4000,4: updates begin after 4,000 seed "
+                            f"START_FRAMES,FRAMES_PER_UPDATE, or drqv2 ({drqv2.start_frames:.0f},"
+                            f"{drqv2.frames_per_update:.0f}: updates begin after {drqv2.start_frames:,.0f} seed "
                             "frames, then one per 2 agent steps at action repeat 2)")
   compare.set_defaults(handler=_compare)
 
