@@ -10,8 +10,8 @@ episodes and learner steps at the moment it was written and the size and SHA-256
 * A save that fails (a full disk, a lost volume) logs an error naming the checkpoint still usable, removes
   its partial files and lets training go on.
 
-Replay contents are not checkpointed: a resumed run refills replay to `min_replay_size` before the learner
-continues (pixel replay is tens of GB at full size).
+Replay contents are the replay server's to save (`--checkpoint-replay`, launch/roles/replay_server.py); without
+them a resumed run refills replay to `min_replay_size` before the learner continues.
 """
 
 from __future__ import annotations

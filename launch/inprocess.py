@@ -25,7 +25,7 @@ def run(experiment: Experiment) -> dict:
   builder = experiment.make_builder()
   counts = CheckpointStore(experiment.out_dir / "checkpoints").latest() or {}
   counter = Counter(**{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")}, echo=True)
-  server = roles.make_replay_server(builder, experiment.replay_port)
+  server = roles.make_replay_server(builder, experiment.replay_port, experiment.replay_checkpoint_dir)
   address = f"localhost:{server.port}"
   failures: list[BaseException] = []
   summary: dict = {}

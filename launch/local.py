@@ -85,7 +85,8 @@ class ReplayRole:
 
   def __init__(self, experiment: Experiment):
     _role_output_to_file(experiment, "replay")
-    self._server = roles.make_replay_server(experiment.make_builder(), experiment.replay_port)
+    self._server = roles.make_replay_server(experiment.make_builder(), experiment.replay_port,
+                                            experiment.replay_checkpoint_dir)
 
   def address(self) -> str:
     return f"{ray.util.get_node_ip_address()}:{self._server.port}"
@@ -182,7 +183,7 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool) -> d
   actors = [start(ActorRole, f"actor-{i}").remote().run.remote(experiment, address, counter, i)
             for i in range(experiment.actors)]
   terminal = _Terminal(counter)
-  vital = _VitalRoles(counter, replay, experiment.out)
+  vital = _VitalRoles(counter, replay, experiment)
   reasons: list[str] = []
 
   def interrupt(reason: str) -> None:  # the driver only waits: unwinding its wait is safe
@@ -224,8 +225,10 @@ class _Terminal:
 class _VitalRoles:
   """The counter and the replay server: roles whose death ends the run (their state cannot be rebuilt)."""
 
-  def __init__(self, counter: CounterClient, replay: ray.actor.ActorHandle, out: str):
-    self._counter, self._replay, self._out = counter, replay, out
+  def __init__(self, counter: CounterClient, replay: ray.actor.ActorHandle, experiment: Experiment):
+    self._counter, self._replay, self._out = counter, replay, experiment.out
+    self._replay_on_resume = ("replay restarts from its last checkpoint" if experiment.checkpoint_replay else
+                              "replay refills to min_replay_size first")
 
   def check(self) -> None:
     """Raises RunFailed naming a vital role that has died."""
@@ -237,8 +240,8 @@ class _VitalRoles:
       except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as error:
         raise RunFailed(
             f"the {name} role died ({type(error).__name__}): {lost} are gone, so the run stops. Continue from "
-            f"the learner's last checkpoint with `rlrep train --resume {self._out}` (replay refills to "
-            "min_replay_size first).") from error
+            f"the learner's last checkpoint with `rlrep train --resume {self._out}` "
+            f"({self._replay_on_resume}).") from error
 
   def request_stop(self, reason: str) -> None:
     with contextlib.suppress(ray.exceptions.RayActorError):

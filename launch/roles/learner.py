@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import pathlib
 import time
 
 import numpy as np
@@ -96,7 +97,7 @@ class LearnerRole:
         if time.perf_counter() - last["time"] >= experiment.log_every_s:
           last = self._log_row(last, learner_metrics)
         if time.perf_counter() - last_checkpoint >= experiment.checkpoint_every_s:
-          self._checkpoints.save(learner, self._counter.snapshot())
+          self._save_checkpoint()
           last_checkpoint = time.perf_counter()
     finally:
       if finite:  # never hand actors, or a checkpoint, weights that are not numbers
@@ -107,9 +108,26 @@ class LearnerRole:
       self._counter.set_learner_steps(learner.num_steps)
       self._log_row(last, learner_metrics)
       if finite:
-        self._checkpoints.save(learner, self._counter.snapshot())
+        self._save_checkpoint()
       self._counter.mark_learner_done()
     return {"learner_steps": learner.num_steps}
+
+  def _save_checkpoint(self) -> None:
+    """The replay server's tables (with --checkpoint-replay), then the learner's checkpoint with the counters.
+    A replay checkpoint that fails is logged and training goes on, as for the learner's own."""
+    if self._experiment.checkpoint_replay:
+      started = time.perf_counter()
+      try:
+        path = self._client.checkpoint()
+      except Exception as error:  # noqa: BLE001  (a full disk or a gone server must not end training here)
+        logging.error("the replay checkpoint failed (%s); a resume would refill replay from empty", error)
+      else:
+        try:  # the server wrote it: in cluster mode on its own machine, seen here only through a shared volume
+          size = f"{sum(file.stat().st_size for file in pathlib.Path(path).iterdir()) / 1e6:,.1f} MB"
+        except OSError:
+          size = "size unknown here"
+        logging.info("replay checkpoint: %s in %.1fs (%s)", size, time.perf_counter() - started, path)
+    self._checkpoints.save(self._learner, self._counter.snapshot())
 
   def _report_if_starved(self) -> None:
     starved_s = time.perf_counter() - self._last_batch

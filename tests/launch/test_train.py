@@ -24,7 +24,8 @@ TINY_PIXELS = ["--task", "cartpole-swingup", "--mode", "inprocess", "--image-siz
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
   out = tmp_path_factory.mktemp("run") / "pixels"
-  assert cli.main(["train", *TINY_PIXELS, "--envs-per-actor", "2", "--frames", "2000", "--out", str(out)]) == 0
+  assert cli.main(["train", *TINY_PIXELS, "--envs-per-actor", "2", "--frames", "2000", "--checkpoint-replay",
+                   "--out", str(out)]) == 0
   return out
 
 
@@ -83,6 +84,8 @@ def test_a_checkpoint_records_the_counters(finished_run):
 
 def test_resume_continues_from_the_checkpoint_with_counters_intact(finished_run):
   before = json.loads((finished_run / "summary.json").read_text())
+  replay_before = metrics.read_log(finished_run, "train")[-1]["replay_size"]
+  assert len(list((finished_run / "checkpoints" / "replay").iterdir())) == 1  # --checkpoint-replay: the newest
   assert cli.main(["train", "--resume", str(finished_run), "--frames", "2800"]) == 0
   after = json.loads((finished_run / "summary.json").read_text())
   assert after["frames"] >= 2800
@@ -92,6 +95,7 @@ def test_resume_continues_from_the_checkpoint_with_counters_intact(finished_run)
   assert any(r["frames"] <= before["frames"] for r in rows) and rows[-1]["frames"] >= 2800  # appended
   first_resumed = next(r for r in rows if r["frames"] > before["frames"])
   assert first_resumed["learner_steps"] >= before["learner_steps"]
+  assert first_resumed["replay_size"] >= replay_before > 500  # replay restored, not refilled from empty
 
 
 def _fails(capsys, *args):

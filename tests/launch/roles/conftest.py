@@ -11,10 +11,16 @@ TINY = D4PGConfig(image_size=32, render_quality="fast", batch_size=16, hidden_si
 
 
 @pytest.fixture
-def replay_server(tmp_path):
-  """(experiment, address): a tiny cartpole-swingup experiment writing to tmp_path, and its replay server."""
-  experiment = Experiment(task="cartpole-swingup", out=str(tmp_path), log_every_s=1.0, eval_episodes=1,
-                          video_format="gif", video_size=32, agent_config=TINY)
+def tiny_experiment(tmp_path):
+  """A tiny cartpole-swingup experiment writing to tmp_path."""
+  return Experiment(task="cartpole-swingup", out=str(tmp_path), log_every_s=1.0, eval_episodes=1,
+                    video_format="gif", video_size=32, agent_config=TINY)
+
+
+@pytest.fixture
+def replay_server(tiny_experiment):
+  """(experiment, address): the tiny experiment and its replay server."""
+  experiment = tiny_experiment
   server = roles.make_replay_server(experiment.make_builder())
   yield experiment, f"localhost:{server.port}"
   server.stop()
