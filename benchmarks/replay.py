@@ -4,8 +4,10 @@
    actors' adder for n-step 3, 4 and 5; the server's checkpoint size (`rlrep.replay.held_bytes`) is what it
    holds. The naive layout stores stacked `obs` and `next_obs` in every transition: 2 x 3 frames per step.
    The floor is one frame per observation: T + 1 for an episode of T steps.
-2. Chunk length: memory per step against the input pipeline's sampling rate (every sample decompresses the
-   chunks it touches), for a few chunk lengths; the default is marked.
+2. Chunk length: memory per step against the input pipeline's sampling rate and CPU time per batch (every
+   sample decompresses the chunks it touches, and on a small machine the learner's cores pay for it), for a
+   few chunk lengths; the default is marked. Frames here are rendered (cartpole-swingup, fast quality,
+   random actions), since decompression costs what the frames compress to.
 3. Throughput: the learner's input pipeline (`make_dataset`, batch 256) sampling 84x84x9 transitions from a
    filled table, alone; then the D4PG learner consuming that pipeline, to compare what replay supplies with
    what the learner takes (and how long the learner waits for it).
@@ -20,6 +22,7 @@ import dataclasses
 import os
 import tempfile
 import time
+from typing import Callable, Iterator
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -32,6 +35,7 @@ import rlrep  # noqa: E402
 from render import calls_per_second  # noqa: E402  (benchmarks/render.py)
 from agents.d4pg import D4PGConfig  # noqa: E402
 from agents.d4pg.learning import Learner  # noqa: E402
+from environments import dmc  # noqa: E402
 from rlrep import replay  # noqa: E402
 
 FRAME, STACK = (84, 84, 3), 3
@@ -39,12 +43,31 @@ OBSERVATION_SPEC = {"pixels": specs.BoundedArray(FRAME[:2] + (3 * STACK,), np.ui
 ACTION_SPEC = specs.BoundedArray((6,), np.float32, -1.0, 1.0, name="action")
 
 
-def write_episodes(adder: replay.NStepFrameAdder, steps: int, episode_length: int = 500) -> None:
+def random_frames(rng: np.random.Generator) -> Iterator[np.ndarray]:
+  """Incompressible frames: the worst case for memory."""
+  while True:
+    yield rng.integers(0, 256, FRAME, dtype=np.uint8)
+
+
+def rendered_frames(rng: np.random.Generator) -> Iterator[np.ndarray]:
+  """cartpole-swingup's own frames (fast quality) under random actions: what sampling decompresses in a run."""
+  environment = dmc.load("cartpole-swingup", size=FRAME[0], frame_stack=1, action_repeat=8, render_quality="fast",
+                         seed=0)
+  while True:
+    step = environment.reset()
+    while not step.last():
+      yield step.observation["pixels"]
+      step = environment.step(rng.uniform(-1, 1, environment.action_spec().shape))
+
+
+def write_episodes(adder: replay.NStepFrameAdder, steps: int, episode_length: int = 500,
+                   frame_source: Callable[[np.random.Generator], Iterator[np.ndarray]] = random_frames) -> None:
   rng = np.random.default_rng(0)
+  source = frame_source(rng)
   frames: list[np.ndarray] = []
 
   def observation():
-    frames.append(rng.integers(0, 256, FRAME, dtype=np.uint8))
+    frames.append(next(source))
     stack = [frames[max(0, len(frames) - STACK + i)] for i in range(STACK)]
     return {"pixels": np.concatenate(stack, axis=-1)}
 
@@ -60,35 +83,38 @@ def write_episodes(adder: replay.NStepFrameAdder, steps: int, episode_length: in
   adder.close()
 
 
-def bytes_per_step(n_step: int, steps: int, chunk_length: int) -> float:
+def bytes_per_step(n_step: int, steps: int, chunk_length: int, frame_source=random_frames) -> float:
   layout = replay.StepLayout.from_specs(OBSERVATION_SPEC, ACTION_SPEC, STACK, n_step)
   with tempfile.TemporaryDirectory() as directory:
     server = reverb.Server([reverb.Table.queue(replay.REPLAY_TABLE, 100_000, signature=layout.item_signature())],
                            checkpointer=reverb.checkpointers.DefaultCheckpointer(directory))
     client = reverb.Client(f"localhost:{server.port}")
-    write_episodes(replay.NStepFrameAdder(client, layout, chunk_length=chunk_length), steps)
+    write_episodes(replay.NStepFrameAdder(client, layout, chunk_length=chunk_length), steps,
+                   frame_source=frame_source)
     held = replay.held_bytes(client)
     server.stop()
   return held / steps
 
 
-def filled_table(config: D4PGConfig) -> tuple[reverb.Server, replay.StepLayout]:
+def filled_table(config: D4PGConfig, frame_source=random_frames) -> tuple[reverb.Server, replay.StepLayout]:
   """A replay server holding 2,000 steps written through the adder with `config`'s chunk length."""
   layout = replay.StepLayout.from_specs(OBSERVATION_SPEC, ACTION_SPEC, STACK, config.n_step)
   server = reverb.Server([replay.replay_table(layout, config.replay)])
   adder = replay.NStepFrameAdder(reverb.Client(f"localhost:{server.port}"), layout,
                                  chunk_length=config.replay.chunk_length)
-  write_episodes(adder, 2000)
+  write_episodes(adder, 2000, frame_source=frame_source)
   return server, layout
 
 
-def sampled_per_second(config: D4PGConfig, seconds: float) -> float:
-  """Transitions per second out of the input pipeline (`make_dataset`) alone."""
-  server, layout = filled_table(config)
+def sampling_cost(config: D4PGConfig, seconds: float, frame_source=random_frames) -> tuple[float, float]:
+  """(transitions per second, CPU milliseconds per batch) of the input pipeline (`make_dataset`) alone."""
+  server, layout = filled_table(config, frame_source)
   batches = iter(replay.make_dataset(f"localhost:{server.port}", layout, config.discount, config.batch_size))
-  rate = calls_per_second(lambda: next(batches), seconds) * config.batch_size
+  cpu_before = time.process_time()
+  rate = calls_per_second(lambda: next(batches), seconds)
+  cpu_ms_per_batch = 1000 * (time.process_time() - cpu_before) / (rate * seconds)
   server.stop()
-  return rate
+  return rate * config.batch_size, cpu_ms_per_batch
 
 
 def main() -> None:
@@ -110,14 +136,15 @@ def main() -> None:
   print("  floor: one frame per observation, T + 1 per episode of T steps "
         f"({(500 + 1) / 500:.3f} frames/step for the 500-step episodes written here)")
 
-  print(f"Chunk length trade-off (n-step {config.n_step}, batch {args.batch}):")
-  for chunk_length in sorted({1, 4, default_chunk, 2 * default_chunk}):
-    memory = bytes_per_step(config.n_step, args.steps, chunk_length) / frame_bytes
-    rate = sampled_per_second(dataclasses.replace(config, replay_chunk_length=chunk_length), args.seconds / 2)
-    print(f"  {chunk_length:3d} steps: {memory:.4f} raw frames/step, {rate:7,.0f} transitions/s sampled"
-          f"{'  (default)' if chunk_length == default_chunk else ''}")
+  print(f"Chunk length trade-off (n-step {config.n_step}, batch {args.batch}; rendered cartpole-swingup frames):")
+  for chunk_length in sorted({1, 2, 4, 8, 16, default_chunk}):
+    memory = bytes_per_step(config.n_step, args.steps, chunk_length, rendered_frames) / frame_bytes
+    rate, cpu_ms = sampling_cost(dataclasses.replace(config, replay_chunk_length=chunk_length), args.seconds / 2,
+                                 rendered_frames)
+    print(f"  {chunk_length:3d} steps: {memory:.4f} raw frames/step, {rate:7,.0f} transitions/s sampled, "
+          f"{cpu_ms:5.1f} CPU ms per batch{'  (default)' if chunk_length == default_chunk else ''}")
 
-  supplied = sampled_per_second(config, args.seconds)
+  supplied, _ = sampling_cost(config, args.seconds)
   server, layout = filled_table(config)
   replicator = rlrep.make_replicator("cpu:1")
   input_fn = replay.make_input_fn(f"localhost:{server.port}", layout, config.discount, args.batch)

@@ -41,7 +41,7 @@ class ReplayConfig:
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000
   error_buffer: float | None = None
-  chunk_length: int = 16
+  chunk_length: int = 4
 
   def __post_init__(self):
     problems = []

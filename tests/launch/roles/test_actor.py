@@ -13,6 +13,7 @@ from rlrep import replay
 
 def test_an_actor_blocked_on_insert_logs_the_rate_limiter_state(replay_server, monkeypatch, caplog):
   monkeypatch.setattr(actor_role, "ACTOR_STALL_LOG_S", 2.0)
+  monkeypatch.setattr(actor_role, "ACTOR_REPORT_STEPS", 5)  # reports come before the block, whatever its timing
   experiment, address = replay_server
   counter = Counter()
   builder = experiment.make_builder()
