@@ -120,7 +120,7 @@ class LearnerRole:
       try:
         path = self._client.checkpoint()
       except Exception as error:  # noqa: BLE001  (a full disk or a gone server must not end training here)
-        logging.error("the replay checkpoint failed (%s); a resume would refill replay from empty", error)
+        logging.error("the replay checkpoint failed (%s); a resume would start from the one before, if any", error)
       else:
         try:  # the server wrote it: in cluster mode on its own machine, seen here only through a shared volume
           size = f"{sum(file.stat().st_size for file in pathlib.Path(path).iterdir()) / 1e6:,.1f} MB"

@@ -56,3 +56,21 @@ def test_weight_names_agree_between_networks_built_apart():
 def test_an_unbounded_action_spec_is_refused():
   with pytest.raises(ValueError, match="bounded action spec"):
     make_networks(PIXELS, specs.Array((3,), np.float32), CONFIG)
+
+
+def test_the_first_convolution_is_the_layer_on_pixels_scaled_to_half_unit_range_with_the_same_gradients():
+  """The encoder rescales the first layer's kernel and bias instead of the pixels; values and gradients must
+  be those of the layer applied to x / 255 - 0.5."""
+  encoder = make_networks(PIXELS, ACTION, CONFIG).encoder
+  pixels = _observations()["pixels"]
+  conv = encoder.convs[0]
+  with tf.GradientTape(persistent=True) as tape:
+    folded = encoder._first_conv(pixels)
+    scaled = tf.nn.relu(tf.nn.bias_add(
+        tf.nn.conv2d(tf.cast(pixels, tf.float32) / 255.0 - 0.5, conv.kernel, strides=2, padding="VALID"), conv.bias))
+    weights = tf.random.stateless_normal(folded.shape, seed=[0, 1])  # a loss that weighs every output
+    losses = [tf.reduce_sum(weights * output) for output in (folded, scaled)]
+  np.testing.assert_allclose(folded.numpy(), scaled.numpy(), atol=1e-5)
+  assert float(tf.reduce_mean(tf.cast(scaled > 0, tf.float32))) > 0.2  # some outputs pass the ReLU
+  for variable in (conv.kernel, conv.bias):
+    np.testing.assert_allclose(*(tape.gradient(loss, variable).numpy() for loss in losses), rtol=1e-4, atol=1e-4)
