@@ -61,8 +61,11 @@ class LearnerRole:
     self._checkpoints = CheckpointStore(experiment.out_dir / "checkpoints")
     self._log = metrics.MetricsLog(experiment.out_dir, "train")
     restored = self._checkpoints.restore(self._learner)
-    if restored:
-      logging.info("resumed learner at step %d (%d frames)", self._learner.num_steps, restored["frames"])
+    if restored:  # actors wait for the first weights (published below), so replay holds only what was restored
+      held = self._client.server_info(timeout=30)[replay.REPLAY_TABLE].current_size
+      counter.announce(f"resumed at learner step {self._learner.num_steps:,d} ({restored['frames']:,d} frames) "
+                       f"with {f'{held:,d} replay items restored' if held else 'an empty replay'}"
+                       f"{'' if experiment.checkpoint_replay else ' (no --checkpoint-replay)'}")
     self._published_steps: int | None = None
     self._publish()
 
@@ -120,13 +123,14 @@ class LearnerRole:
       try:
         path = self._client.checkpoint()
       except Exception as error:  # noqa: BLE001  (a full disk or a gone server must not end training here)
-        logging.error("the replay checkpoint failed (%s); a resume would start from the one before, if any", error)
+        self._counter.announce(f"the replay checkpoint failed ({error}); a resume would start from the one "
+                               "before, if any")
       else:
         try:  # the server wrote it: in cluster mode on its own machine, seen here only through a shared volume
           size = f"{sum(file.stat().st_size for file in pathlib.Path(path).iterdir()) / 1e6:,.1f} MB"
         except OSError:
           size = "size unknown here"
-        logging.info("replay checkpoint: %s in %.1fs (%s)", size, time.perf_counter() - started, path)
+        self._counter.announce(f"replay checkpoint: {size} in {time.perf_counter() - started:.1f}s ({path})")
     self._checkpoints.save(self._learner, self._counter.snapshot())
 
   def _report_if_starved(self) -> None:

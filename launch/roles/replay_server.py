@@ -9,12 +9,11 @@ Reverb listens on every interface without authentication: see the README's Secur
 
 from __future__ import annotations
 
-import logging
 import pathlib
 
 import reverb
 
-from rlrep import core, replay
+from rlrep import core
 
 
 def make_replay_server(builder: core.Builder, port: int = 0,
@@ -23,9 +22,5 @@ def make_replay_server(builder: core.Builder, port: int = 0,
   if checkpoint_dir is None:
     return reverb.Server(builder.make_tables(), port=port or None)
   checkpoint_dir.mkdir(parents=True, exist_ok=True)
-  server = reverb.Server(builder.make_tables(), port=port or None,
-                         checkpointer=reverb.checkpointers.DefaultCheckpointer(str(checkpoint_dir)))
-  restored = replay.connect(f"localhost:{server.port}").server_info(timeout=30)[replay.REPLAY_TABLE].current_size
-  logging.info("replay starts with %s", f"{restored:,d} items restored from {checkpoint_dir}" if restored else
-               f"no items (no replay checkpoint in {checkpoint_dir} yet)")
-  return server
+  return reverb.Server(builder.make_tables(), port=port or None,
+                       checkpointer=reverb.checkpointers.DefaultCheckpointer(str(checkpoint_dir)))

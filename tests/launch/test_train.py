@@ -82,11 +82,14 @@ def test_a_checkpoint_records_the_counters(finished_run):
   assert pathlib.Path(state["prefix"] + ".index").exists()
 
 
-def test_resume_continues_from_the_checkpoint_with_counters_intact(finished_run):
+def test_resume_continues_from_the_checkpoint_with_counters_intact(finished_run, capsys):
   before = json.loads((finished_run / "summary.json").read_text())
   replay_before = metrics.read_log(finished_run, "train")[-1]["replay_size"]
   assert len(list((finished_run / "checkpoints" / "replay").iterdir())) == 1  # --checkpoint-replay: the newest
   assert cli.main(["train", "--resume", str(finished_run), "--frames", "2800"]) == 0
+  printed = capsys.readouterr().out
+  assert f"resumed at learner step {before['learner_steps']:,d} ({before['frames']:,d} frames) with " in printed
+  assert "replay items restored" in printed and "replay checkpoint: " in printed  # its final checkpoint
   after = json.loads((finished_run / "summary.json").read_text())
   assert after["frames"] >= 2800
   assert before["resumed_at_frames"] == 0 and after["resumed_at_frames"] == before["frames"]  # speed of this part
