@@ -117,7 +117,7 @@ class LearnerRole:
 
   def _save_checkpoint(self) -> None:
     """The replay server's tables (with --checkpoint-replay), then the learner's checkpoint with the counters.
-    A replay checkpoint that fails is logged and training goes on, as for the learner's own."""
+    A replay checkpoint that fails is reported and training goes on, as for the learner's own."""
     if self._experiment.checkpoint_replay:
       started = time.perf_counter()
       try:
