@@ -30,14 +30,14 @@ def test_a_server_given_a_checkpoint_directory_starts_from_the_replay_saved_ther
   counter = Counter()
   actor = threading.Thread(target=roles.run_actor, args=(experiment, builder, address, counter, 0))
   actor.start()  # no learner: the rate limiter blocks the actor once its insert allowance is spent
+  client = replay.connect(address)
   deadline = time.monotonic() + 120
-  while counter.snapshot()["frames"] < 40 and time.monotonic() < deadline:
+  while client.server_info(timeout=10)[replay.REPLAY_TABLE].current_size < 20 and time.monotonic() < deadline:
     time.sleep(0.5)
   counter.request_stop("filled")
   actor.join(timeout=60.0)
-  client = replay.connect(address)
   saved = client.server_info(timeout=10)[replay.REPLAY_TABLE]
-  assert saved.current_size > 0
+  assert saved.current_size >= 20
   client.checkpoint()
   server.stop()
 
