@@ -208,7 +208,7 @@ class D4PGConfig(ActorCriticConfig):
   samples_per_insert: float | None = 32.0
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000
-  replay_chunk_length: int = 4
+  replay_chunk_length: int = ReplayConfig.chunk_length
   replay_error_buffer: float | None = None
   weights_update_period: int = 100
   seed: int = 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from agents.d4pg.config import ActorCriticConfig
+from rlrep.replay import ReplayConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +90,7 @@ class DDPGConfig(ActorCriticConfig):
   samples_per_insert: float | None = 32.0
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000
-  replay_chunk_length: int = 4
+  replay_chunk_length: int = ReplayConfig.chunk_length
   replay_error_buffer: float | None = None
   weights_update_period: int = 100
   seed: int = 0

@@ -27,6 +27,7 @@ import dm_env
 import numpy as np
 import reverb
 
+from rlrep.replay.config import ReplayConfig
 from rlrep.replay.connection import ServerUnavailableError, Watchdog
 from rlrep.replay.signature import STACKED_KEY, StepLayout
 from rlrep.replay.tables import REPLAY_TABLE
@@ -50,7 +51,7 @@ class NStepFrameAdder:
   """
 
   def __init__(self, client: reverb.Client, layout: StepLayout, *, table: str = REPLAY_TABLE,
-               chunk_length: int = 4, timeout_s: float = 60.0,
+               chunk_length: int = ReplayConfig.chunk_length, timeout_s: float = 60.0,
                watchdog: Watchdog | None = None, should_stop: Callable[[], bool] | None = None):
     self._layout = layout
     self._table = table
