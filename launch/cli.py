@@ -50,6 +50,16 @@ def _cluster(args: argparse.Namespace) -> int:
   return 0
 
 
+class _DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+  """Appends each option's default to its help, unless the help already says it or the default is None (an
+  option left out, which "(default: None)" does not explain)."""
+
+  def _get_help_string(self, action: argparse.Action) -> str | None:
+    if action.default is None or "(default:" in (action.help or ""):
+      return action.help
+    return super()._get_help_string(action)
+
+
 def _frame_budgets(text: str) -> list[float]:
   try:
     budgets = [float(part) for part in text.split(",") if part.strip()]
@@ -237,7 +247,7 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   from launch import compare as compare_lib
   parser = argparse.ArgumentParser(
       prog="rlrep", description="Distributed RL from pixels on DeepMind Control Suite tasks.",
-      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+      formatter_class=_DefaultsHelpFormatter)
   commands = parser.add_subparsers(dest="command", required=True)
   _add_train_parser(commands, agent_name or agents.DEFAULT_AGENT)
 
@@ -247,7 +257,7 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   drqv2 = compare_lib.DRQV2_UPDATES
   compare = commands.add_parser(
       "compare", help="plot evaluation return vs frames of several runs (seeds pooled) beside reference curves",
-      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+      formatter_class=_DefaultsHelpFormatter)
   compare.add_argument("runs", nargs="+", metavar="RUN_DIR", help="directories written by `rlrep train --out`")
   compare.add_argument("--reference", action="append", default=[], metavar="CSV",
                        help="a reference curve: CSV with 'frames' and 'return' columns (repeatable)")
@@ -265,7 +275,7 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   _add_cluster_parser(commands)
 
   rollout = commands.add_parser("rollout", help="step a task with random actions; write a video and a frame strip",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                formatter_class=_DefaultsHelpFormatter)
   rollout.add_argument("--task", default="walker-walk", help="'domain-task', e.g. cheetah-run")
   rollout.add_argument("--steps", type=int, default=200, help="agent steps (each is --action-repeat frames)")
   rollout.add_argument("--out", default="runs/rollout", help="output directory")

@@ -22,6 +22,13 @@ def test_help_lists_the_commands():
   assert "doctor" in result.stdout and "rollout" in result.stdout
 
 
+def test_an_option_whose_help_names_its_default_does_not_get_a_second_one():
+  result = _rlrep("compare", "--help")
+  assert result.returncode == 0
+  assert "(default: the tasks compared)" in result.stdout and "(default: None)" not in result.stdout
+  assert "(default: comparison.png)" in result.stdout  # the others still get theirs
+
+
 def test_doctor_passes_on_this_machine_and_reports_versions_render_and_devices():
   result = _rlrep("doctor")
   assert result.returncode == 0, result.stdout + result.stderr
