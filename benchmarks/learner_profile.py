@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import TextIO
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -56,6 +57,17 @@ def kernel_times(lines: list[str]) -> dict[str, float]:
   return dict(totals)
 
 
+def quiet_stdout() -> TextIO:
+  """Sends file descriptor 1 to /dev/null and returns a stream to where it pointed before: oneDNN prints a
+  line per kernel from the first TF op on (building the learners, warming up), and the report wants none of
+  them; `profile` catches the ones it counts."""
+  sys.stdout.flush()
+  report = os.fdopen(os.dup(1), "w", buffering=1)
+  with open(os.devnull, "w") as devnull:
+    os.dup2(devnull.fileno(), 1)
+  return report
+
+
 def profile(step, steps: int) -> tuple[float, dict[str, float]]:
   """(wall ms per step, oneDNN ms per step by kind) over `steps` calls of `step`, after two warm-up calls.
   oneDNN prints to the process's stdout (file descriptor 1), which is sent to a file meanwhile."""
@@ -88,6 +100,7 @@ def main() -> None:
                       help="include Acme's TF D4PG learner on the same network (installed by scripts/setup.sh)")
   args = parser.parse_args()
   os.environ["ONEDNN_VERBOSE"] = "1"  # read when oneDNN runs its first kernel, so before any TF op
+  report = quiet_stdout()
   import acme_d4pg  # benchmarks/acme_d4pg.py
   from learner import ACTION_SPEC, rlrep_learner  # benchmarks/learner.py
   from agents.d4pg import D4PGConfig
@@ -97,15 +110,20 @@ def main() -> None:
               "rlrep bfloat16": rlrep_learner(dataclasses.replace(config, precision="bfloat16"), batch)}
   if args.acme:
     variants["Acme float32"] = acme_d4pg.acme_learner(batch, ACTION_SPEC, config)[0]
-  print(f"ms per D4PG update (batch 256, 84x84x9, augmentation off; {len(os.sched_getaffinity(0))} cores), "
-        f"by oneDNN's clock, mean of {args.steps}:")
+  cores = len(os.sched_getaffinity(0))
+  print(f"ms per D4PG update (batch 256, 84x84x9, augmentation off; {cores} cores), "
+        f"by oneDNN's clock, mean of {args.steps}:", file=report)
+  if cores > 1:
+    print("  (kernels that run at once on several cores each count their own time, so 'other' can go negative: "
+          "pin one core with taskset -c 0)", file=report)
   print(f"  {'':16s} {'wall':>7s} {'oneDNN':>7s} " + " ".join(f"{kind:>12.12s}" for kind in KERNEL_KINDS)
-        + f" {'other':>7s}")
+        + f" {'other':>7s}", file=report)
   for name, step in variants.items():
     wall, kinds = profile(step, args.steps)
     in_kernels = sum(kinds.values())
     print(f"  {name:16s} {wall:7.1f} {in_kernels:7.1f} "
-          + " ".join(f"{kinds.get(kind, 0.0):12.1f}" for kind in KERNEL_KINDS) + f" {wall - in_kernels:7.1f}")
+          + " ".join(f"{kinds.get(kind, 0.0):12.1f}" for kind in KERNEL_KINDS) + f" {wall - in_kernels:7.1f}",
+          file=report)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 import doctest
 import importlib.util
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -31,3 +33,15 @@ def test_every_convolution_direction_and_product_kernel_has_its_kind():
 def test_a_line_without_a_time_is_refused_rather_than_counted_as_zero():
   with pytest.raises(ValueError):
     learner_profile.kernel_times(["onednn_verbose,exec,cpu,matmul,brg,undef,src,,shape,"])
+
+
+def test_quiet_stdout_drops_what_native_code_prints_and_keeps_the_report():
+  script = ("import os, importlib.util\n"
+            f"spec = importlib.util.spec_from_file_location('profile', {str(_PATH)!r})\n"
+            "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
+            "report = module.quiet_stdout()\n"
+            "os.write(1, b'onednn_verbose,exec,cpu,matmul,brg,undef,src,,shape,1.0\\n')\n"
+            "print('swallowed too')\n"
+            "print('the table', file=report)\n")
+  result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+  assert result.stdout == "the table\n"
