@@ -6,7 +6,7 @@ setting and is left out.
 
 >>> preset = for_task("cartpole-swingup")
 >>> preset["action_repeat"], preset["samples_per_insert"], "vmax" in preset
-(8, 64.0, False)
+(2, 16.0, False)
 >>> for_task("walker-walk", {"batch_size": 64})["samples_per_insert"]
 8.0
 """

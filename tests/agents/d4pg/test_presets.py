@@ -5,7 +5,7 @@ import pytest
 from agents.d4pg import D4PGConfig, presets
 
 
-@pytest.mark.parametrize("task, action_repeat", [("cartpole-swingup", 8), ("cheetah-run", 4), ("reacher-easy", 4),
+@pytest.mark.parametrize("task, action_repeat", [("cartpole-swingup", 2), ("cheetah-run", 4), ("reacher-easy", 4),
                                                  ("ball_in_cup-catch", 4), ("walker-walk", 2), ("finger-spin", 2),
                                                  ("humanoid-run", 2), ("quadruped-walk", 2)])
 def test_action_repeat_by_domain_and_value_range_by_reward_scale(task, action_repeat):
@@ -17,9 +17,9 @@ def test_action_repeat_by_domain_and_value_range_by_reward_scale(task, action_re
 
 
 def test_given_settings_are_left_out_and_derived_ones_follow_them():
-  preset = presets.for_task("cartpole-balance", {"action_repeat": 2, "batch_size": 64, "learning_rate": 1e-4})
+  preset = presets.for_task("cartpole-balance", {"action_repeat": 8, "batch_size": 64, "learning_rate": 1e-4})
   assert not {"action_repeat", "batch_size", "learning_rate"} & set(preset)
-  assert preset["vmax"] == 200.0 and preset["samples_per_insert"] == 64 * 2 / presets.FRAMES_PER_UPDATE
+  assert preset["vmax"] == 800.0 and preset["samples_per_insert"] == 64 * 8 / presets.FRAMES_PER_UPDATE
 
 
 def test_an_unknown_task_names_close_matches():
