@@ -53,10 +53,12 @@ def test_pixels_cartpole_balance_is_learned(tmp_path):
 
 @pytest.mark.long
 def test_pixels_cartpole_swingup_is_learned_from_its_preset(tmp_path):
-  """The committed run (benchmarks/results/cartpole-swingup-pixels) with the task's preset and few flags."""
+  """The task's float32 preset with few flags. At action repeat 2 (the preset since 2026-12-05) seed 1 evaluated
+  209-287 from 50k to 100k frames (benchmarks/results/cartpole-swingup-pixels/seed1-float32-preset-action-repeat-2;
+  at the former repeat of 8, seeds 0-2 ended at 404, 292, 388); the untrained policy scores about 1."""
   out = tmp_path / "swingup-pixels"
   assert cli.main(["train", "--task", "cartpole-swingup", "--render-quality", "fast", "--frames", "100000",
                    "--eval-every-frames", "10000", "--eval-episodes", "5", "--video-format", "gif",
                    "--out", str(out)]) == 0
   returns = _eval_returns(out)
-  assert max(returns[-3:]) >= 300 and returns[0] < 50, f"evaluation returns {returns}"
+  assert max(returns[-3:]) >= 200 and returns[0] < 50, f"evaluation returns {returns}"
