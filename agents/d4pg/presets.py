@@ -8,7 +8,8 @@ The rules:
   literature follows); 2 for everything else (walker, finger, hopper, quadruped, ...) and for cartpole too, where
   PlaNet used 8. Measured here (bfloat16, same seed, 100k frames, action repeat 8 -> 2): cartpole-balance
   912 -> 988, cartpole-swingup 482 -> 770 (DrQ-v2, at 2: 987 and 626); a second swingup seed at 2 reached 853 at
-  200k (DrQ-v2 807). In float32 (half the updates) it changed little: swingup seed 1, 292 -> 279 at 100k. Repeat 8 learns more from the first ~20k frames (swingup at 10k frames, seeds 1 and 2:
+  200k (DrQ-v2 807). With float32's half the updates of half the batch it changed little (swingup seed 1:
+  292 -> 279 at 100k). Repeat 8 learns more from the first ~20k frames (swingup at 10k frames, seeds 1 and 2:
   163 and 134 at 8, 71 and 88 at 2), so a short smoke run may pass `--action-repeat 8`.
 * value range by reward scale: Control Suite rewards lie in [0, 1] per frame, so with action repeat k and
   discount 0.99 a return lies in [0, k / (1 - 0.99)] = [0, 100 k]: vmax = 100 k.
