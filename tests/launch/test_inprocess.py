@@ -13,8 +13,6 @@ from launch import inprocess, interrupts
 from launch.counter import Counter
 
 
-pytestmark = pytest.mark.usefixtures("ctrl_c_raises")
-
 
 def _signal_and_wait(number):
   os.kill(os.getpid(), number)

@@ -9,8 +9,6 @@ import pytest
 from launch import interrupts
 
 
-pytestmark = pytest.mark.usefixtures("ctrl_c_raises")
-
 
 def test_the_first_signal_requests_a_stop_and_the_second_ctrl_c_raises():
   reasons = []
