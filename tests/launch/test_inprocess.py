@@ -13,7 +13,6 @@ from launch import inprocess, interrupts
 from launch.counter import Counter
 
 
-
 def _signal_and_wait(number):
   os.kill(os.getpid(), number)
   time.sleep(0.2)  # the handler runs in the main thread at its next bytecode

@@ -9,7 +9,6 @@ import pytest
 from launch import interrupts
 
 
-
 def test_the_first_signal_requests_a_stop_and_the_second_ctrl_c_raises():
   reasons = []
   with interrupts.stop_requests(reasons.append):
