@@ -81,11 +81,18 @@ def interrupted_run(tmp_path_factory):
     _wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
                           for r in metrics.read_log(out, "train")),
               "the killed actor to restart and the run to go on", process)
+    # Killed only once its first evaluation is logged: killed during it, the run would log one evaluation in
+    # all (the restarted evaluator's), as the next is 100k frames away.
+    _wait_for(lambda: metrics.read_log(out, "eval"), "the first evaluation", process)
     _wait_for(lambda: _processes_named(driver, "EvaluatorRole"), "the evaluator process", process)[0].kill()
-    # The restarted evaluator evaluates at once (the first evaluation was at 0 frames).
+    # The restarted evaluator evaluates at once (its next evaluation is due at 0 frames, rounded down).
     _wait_for(lambda: len(metrics.read_log(out, "eval")) >= 2, "the restarted evaluator to evaluate", process)
     os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
     process.wait(timeout=240)
+  except pytest.fail.Exception as failure:
+    log.flush()
+    pytest.fail(f"{failure}\n--- the run's output, last 4000 characters:\n"
+                f"{(out.parent / 'driver.log').read_text()[-4000:]}")
   finally:
     if process.poll() is None:
       os.killpg(process.pid, signal.SIGKILL)
@@ -149,10 +156,14 @@ def test_a_killed_learner_stops_the_run_and_a_resume_goes_on_until_sigterm(tmp_p
   assert not (out / "summary.json").exists()
 
   # The resumed run is stopped as `kill`, a batch scheduler or Kubernetes would: SIGTERM to the driver alone.
+  # Only the resumed run's rows count: the killed run may have logged steps past its last checkpoint, and a
+  # SIGTERM sent on those could reach the new driver before it handles the signal.
+  rows_before_resume = len(metrics.read_log(out, "train"))
   resumed = _start_train("--resume", str(out), "--frames", "1000000")
   try:
     _wait_for(lambda: any(r["learner_steps"] >= checkpointed["learner_steps"] + 10
-                          for r in metrics.read_log(out, "train")), "the resumed learner to step", resumed)
+                          for r in metrics.read_log(out, "train")[rows_before_resume:]),
+              "the resumed learner to step", resumed)
     started = psutil.Process(resumed.pid).children(recursive=True)
     resumed.send_signal(signal.SIGTERM)
     output, _ = resumed.communicate(timeout=240)
