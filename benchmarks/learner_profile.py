@@ -27,6 +27,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 KERNEL_KINDS = ("convolution forward", "convolution data gradient", "convolution weight gradient", "matmul",
                 "reorder")
+COLUMN_TITLES = dict(zip(KERNEL_KINDS, ("conv forward", "conv d-grad", "conv w-grad", "matmul", "reorder")))
 
 
 def kernel_times(lines: list[str]) -> dict[str, float]:
@@ -116,7 +117,7 @@ def main() -> None:
   if cores > 1:
     print("  (kernels that run at once on several cores each count their own time, so 'other' can go negative: "
           "pin one core with taskset -c 0)", file=report)
-  print(f"  {'':16s} {'wall':>7s} {'oneDNN':>7s} " + " ".join(f"{kind:>12.12s}" for kind in KERNEL_KINDS)
+  print(f"  {'':16s} {'wall':>7s} {'oneDNN':>7s} " + " ".join(f"{COLUMN_TITLES[kind]:>12s}" for kind in KERNEL_KINDS)
         + f" {'other':>7s}", file=report)
   for name, step in variants.items():
     wall, kinds = profile(step, args.steps)
