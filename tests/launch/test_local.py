@@ -21,8 +21,8 @@ from launch import metrics
 from launch.checkpoints import CheckpointStore
 
 TINY_LOCAL = ["--mode", "local", "--actors", "2", "--task", "cartpole-swingup", "--image-size", "32",
-              "--action-repeat", "2", "--render-quality", "fast", "--batch-size", "16", "--hidden-sizes", "32", "--conv-channels", "8",
-              "--feature-dim", "16", "--min-replay-size", "100", "--samples-per-insert", "8",
+              "--action-repeat", "2", "--render-quality", "fast", "--batch-size", "16", "--hidden-sizes", "32",
+              "--conv-channels", "8", "--feature-dim", "16", "--min-replay-size", "100", "--samples-per-insert", "8",
               "--eval-every-frames", "100000", "--log-every-s", "2", "--publish-every-steps", "5",
               "--weights-update-period", "20", "--video-format", "gif", "--video-size", "64",
               "--frames", "1000000"]
