@@ -1,4 +1,4 @@
-"""DDPG settings: every problem listed at once, what launchers read, `--help` layout and presets."""
+"""DDPG settings: every problem listed at once, what launchers read and the `--help` layout (presets: test_presets.py)."""
 
 import argparse
 import dataclasses
@@ -6,8 +6,7 @@ import dataclasses
 import pytest
 
 from agents.d4pg import D4PGConfig
-from agents.d4pg import presets as d4pg_presets
-from agents.ddpg import DDPGConfig, presets
+from agents.ddpg import DDPGConfig
 from launch import options
 
 
@@ -56,9 +55,3 @@ def test_every_field_is_a_documented_option_in_a_help_section():
                                                                                 "augment": False}
 
 
-@pytest.mark.parametrize("task", ["cartpole-swingup", "cheetah-run", "walker-walk", "finger-spin"])
-def test_presets_are_d4pgs_rules_without_what_ddpg_lacks(task):
-  preset = presets.for_task(task)
-  assert preset == {name: value for name, value in d4pg_presets.for_task(task).items() if name != "vmax"}
-  DDPGConfig(**preset)  # every preset is a valid configuration
-  assert presets.for_task(task, {"action_repeat": 4, "batch_size": 64})["samples_per_insert"] == 64 * 4 / 16

@@ -1,0 +1,28 @@
+"""`rlrep doctor`, in a fresh process as a user runs it: a pass on this machine, and on a machine that cannot
+render, a failure that says what to install."""
+
+import os
+import subprocess
+import sys
+
+
+def _doctor(environ=os.environ) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "launch.cli", "doctor"], capture_output=True, text=True,
+                        timeout=300, env=environ)
+
+
+def test_doctor_passes_on_this_machine_and_reports_versions_render_and_devices():
+  result = _doctor()
+  assert result.returncode == 0, result.stdout + result.stderr
+  for expected in ("tensorflow  2.15", "dm-reverb   0.14.0", "render      ok", "tf devices  CPU:0",
+                   "All checks passed"):
+    assert expected in result.stdout
+
+
+def test_a_machine_that_cannot_render_is_told_what_to_install():
+  # GLFW needs a display: without one, MuJoCo's context fails as it does where the GL libraries are missing.
+  environ = {name: value for name, value in os.environ.items() if name not in ("DISPLAY", "WAYLAND_DISPLAY")}
+  result = _doctor({**environ, "MUJOCO_GL": "glfw"})
+  assert result.returncode == 1, result.stdout + result.stderr
+  assert "render      FAILED" in result.stdout and "PROBLEM rendering: install the GL libraries" in result.stdout
+  assert "All checks passed" not in result.stdout
