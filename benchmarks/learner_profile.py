@@ -117,8 +117,8 @@ def main() -> None:
   if cores > 1:
     print("  (kernels that run at once on several cores each count their own time, so 'other' can go negative: "
           "pin one core with taskset -c 0)", file=report)
-  print(f"  {'':16s} {'wall':>7s} {'oneDNN':>7s} " + " ".join(f"{COLUMN_TITLES[kind]:>12s}" for kind in KERNEL_KINDS)
-        + f" {'other':>7s}", file=report)
+  titles = " ".join(f"{COLUMN_TITLES[kind]:>12s}" for kind in KERNEL_KINDS)
+  print(f"  {'':16s} {'wall':>7s} {'oneDNN':>7s} {titles} {'other':>7s}", file=report)
   for name, step in variants.items():
     wall, kinds = profile(step, args.steps)
     in_kernels = sum(kinds.values())

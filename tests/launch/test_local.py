@@ -85,7 +85,8 @@ def interrupted_run(tmp_path_factory):
     # all (the restarted evaluator's), as the next is 100k frames away.
     _wait_for(lambda: metrics.read_log(out, "eval"), "the first evaluation", process)
     _wait_for(lambda: _processes_named(driver, "EvaluatorRole"), "the evaluator process", process)[0].kill()
-    # The restarted evaluator evaluates at once (its next evaluation is due at 0 frames, rounded down).
+    # The restarted evaluator evaluates at once: its first evaluation is due at the frames so far rounded down to
+    # a multiple of --eval-every-frames, here 0.
     _wait_for(lambda: len(metrics.read_log(out, "eval")) >= 2, "the restarted evaluator to evaluate", process)
     os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
     process.wait(timeout=240)
