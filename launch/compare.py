@@ -26,9 +26,11 @@ import numpy as np
 from launch import metrics
 from launch.experiment import EXPERIMENT_FILE, Experiment
 
-# Settings that place, budget or present a run without changing what it learns.
+# Settings that place, budget, store or present a run without changing what it learns.
 IGNORED_FOR_GROUPING = ("seed", "out", "mode", "frames", "actors", "replicas", "log_every_s", "checkpoint_every_s",
-                        "cluster", "video_size", "video_format", "replay_port")
+                        "checkpoint_replay", "cluster", "video_size", "video_format", "replay_port")
+# Agent settings of the same kind: how replay stores its items (chunks of steps), not which are sampled.
+AGENT_FIELDS_IGNORED_FOR_GROUPING = ("seed", "replay_chunk_length")
 
 
 @dataclasses.dataclass
@@ -83,7 +85,8 @@ def load_run(directory: str | pathlib.Path) -> tuple[dict, list[dict[str, float]
 
 
 def _flatten(settings: dict) -> dict:
-  agent = {f"agent_config.{k}": v for k, v in settings.get("agent_config", {}).items() if k != "seed"}
+  agent = {f"agent_config.{k}": v for k, v in settings.get("agent_config", {}).items()
+           if k not in AGENT_FIELDS_IGNORED_FOR_GROUPING}
   return {**{k: v for k, v in settings.items() if k != "agent_config" and k not in IGNORED_FOR_GROUPING}, **agent}
 
 

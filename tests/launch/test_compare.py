@@ -36,6 +36,16 @@ def test_seeds_pool_into_a_mean_with_a_band_and_settings_label_the_groups(tmp_pa
   assert np.isnan(curves["d4pg cartpole-swingup (learning_rate=0.001)"].at(150))  # beyond its last evaluation
 
 
+def test_runs_that_differ_only_in_how_they_store_replay_pool_as_seeds(tmp_path):
+  import json
+  chunked = _run(tmp_path, "chunked", [(0, 10), (100, 30)], seed=0, replay_chunk_length=16)
+  saved = _run(tmp_path, "saved", [(0, 20), (100, 50)], seed=1)
+  settings = json.loads((tmp_path / "saved" / "experiment.json").read_text())
+  (tmp_path / "saved" / "experiment.json").write_text(json.dumps({**settings, "checkpoint_replay": True}))
+  (curve,) = compare.group_runs([chunked, saved])
+  assert curve.runs == 2 and curve.label == "d4pg cartpole-swingup"
+
+
 def test_a_run_written_by_an_older_version_groups_with_new_runs_of_the_same_settings(tmp_path):
   import json
   old, new = _run(tmp_path, "old", [(0, 10), (100, 30)], seed=0), _run(tmp_path, "new", [(0, 20), (100, 50)], seed=1)
