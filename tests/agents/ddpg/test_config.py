@@ -1,4 +1,5 @@
-"""DDPG settings: every problem listed at once, what launchers read and the `--help` layout (presets: test_presets.py)."""
+"""DDPG settings: every problem listed at once, what launchers read and the `--help` layout (presets are in
+test_presets.py)."""
 
 import argparse
 import dataclasses
