@@ -55,7 +55,7 @@ def check_precision_supported(precision: str, learner_kind: str, cpu_flags: set[
     flags = cpu_flags if cpu_flags is not None else read_cpu_flags()
     if not flags & {"avx512_bf16", "amx_bf16"}:
       raise ValueError("--precision bfloat16: this CPU has no AVX512-BF16 or AMX instructions, so TensorFlow "
-                       "emulates bfloat16 (measured 7x slower than float32 on such a CPU); use --precision "
+                       "emulates bfloat16 (measured 2.6-7x slower than float32 on such CPUs); use --precision "
                        "float32 here, or bfloat16 on a TPU or a GPU with compute capability >= 8.0.")
 
 

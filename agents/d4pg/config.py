@@ -165,7 +165,8 @@ class D4PGConfig(ActorCriticConfig):
       float32 weights (Keras mixed_bfloat16); LayerNorm, heads, targets, losses and the categorical
       projection stay float32. For TPUs (bfloat16 is their native type), GPUs with compute capability >= 8
       and CPUs with AVX512-BF16 or AMX; elsewhere TensorFlow emulates it and `rlrep train` refuses it
-      (measured 7x slower than float32 on an AMD EPYC without avx512_bf16).
+      (measured 3-7x slower than float32 on an AMD EPYC without avx512_bf16, 2.6x on an AVX-512 Intel Xeon
+      without it).
     steps_per_call: learner updates per compiled call, each on its own batch (`Replicator.function`): TPUs
       need several to stay busy between host round trips; on CPUs 1 is as fast. Weights are published and
       the progress line counted between calls.
