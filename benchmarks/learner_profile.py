@@ -106,7 +106,7 @@ def main() -> None:
   from learner import ACTION_SPEC, rlrep_learner  # benchmarks/learner.py
   from agents.d4pg import D4PGConfig
   batch = acme_d4pg.random_batch(256)
-  config = D4PGConfig(batch_size=256, augment=False)
+  config = D4PGConfig(batch_size=256, augment=False, precision="float32")
   variants = {"rlrep float32": rlrep_learner(config, batch),
               "rlrep bfloat16": rlrep_learner(dataclasses.replace(config, precision="bfloat16"), batch)}
   if args.acme:

@@ -37,6 +37,11 @@ def run(out: TextIO = sys.stdout) -> int:
   import tensorflow as tf
   devices = ", ".join(f"{d.device_type}:{d.name.split(':')[-1]}" for d in tf.config.list_logical_devices())
   print(f"  tf devices  {devices}", file=out)
+  from rlrep import precision, replicator
+  kind = replicator.device_kind_for_spec("auto")
+  choice = precision.choose("auto", kind)
+  print(f"  precision   --precision auto (the default) computes the learner in {choice.precision} on {kind} "
+        f"({choice.reason.removeprefix('auto: ')})", file=out)
   if not ok:
     print("PROBLEM rendering: install the GL libraries (`bash scripts/setup.sh` as root, or "
           "`apt-get install -y libegl1 libgl1-mesa-dri libosmesa6`), or set MUJOCO_GL=egl|osmesa.", file=out)

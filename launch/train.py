@@ -13,6 +13,7 @@ from launch.checkpoints import CheckpointStore
 from launch.experiment import Experiment, load_experiment, prepare_output_dir
 
 if TYPE_CHECKING:  # rlrep imports TensorFlow: only when a run needs it
+  from rlrep.precision import PrecisionChoice
   from rlrep.replicator import ReplicatorSpec
 
 
@@ -37,34 +38,14 @@ def check_replicas_available(spec: str) -> ReplicatorSpec:
   return parsed
 
 
-def check_precision_supported(precision: str, learner_kind: str, cpu_flags: set[str] | None = None) -> None:
-  """Refuses bfloat16 where this machine's learner devices (`ReplicatorSpec.kind`) would only emulate it
-  (slower, not faster)."""
-  if precision != "bfloat16":
-    return
-  import tensorflow as tf
-
-  kind = learner_kind
-  if kind == "gpu":
-    for gpu in tf.config.list_physical_devices("GPU"):
-      capability = tf.config.experimental.get_device_details(gpu).get("compute_capability", (0, 0))
-      if tuple(capability) < (8, 0):
-        raise ValueError(f"--precision bfloat16: GPU {gpu.name} has compute capability {capability}, below 8.0, "
-                         "so bfloat16 is emulated; use --precision float32.")
-  elif kind in ("cpu", "multi_worker") or (kind == "auto" and not tf.config.list_physical_devices("GPU")):
-    flags = cpu_flags if cpu_flags is not None else read_cpu_flags()
-    if not flags & {"avx512_bf16", "amx_bf16"}:
-      raise ValueError("--precision bfloat16: this CPU has no AVX512-BF16 or AMX instructions, so TensorFlow "
-                       "emulates bfloat16 (measured 2.6-7x slower than float32 on such CPUs); use --precision "
-                       "float32 here, or bfloat16 on a TPU or a GPU with compute capability >= 8.0.")
-
-
-def read_cpu_flags() -> set[str]:
-  try:
-    text = pathlib.Path("/proc/cpuinfo").read_text()
-  except OSError:
-    return set()
-  return {flag for line in text.splitlines() if line.startswith("flags") for flag in line.split(":", 1)[1].split()}
+def choose_precision(experiment: Experiment) -> PrecisionChoice | None:
+  """The precision the learner will compute in when it runs on this machine (inprocess and local modes), and
+  why; refuses bfloat16 where this machine would emulate it. None in cluster mode and on an existing Ray cluster
+  (--ray-address), where the learner decides on its own devices when it starts (and says so)."""
+  if experiment.mode == "cluster" or experiment.ray_address is not None:
+    return None
+  from rlrep import precision, replicator
+  return precision.choose(experiment.agent_config.precision, replicator.device_kind_for_spec(experiment.replicas))
 
 
 REPLAY_MEMORY_SHARE = 0.8  # of this machine's memory; actors, learner and evaluator need the rest
@@ -113,13 +94,14 @@ def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = Fal
   dmc.parse_task(experiment.task)  # an unknown task fails now, with close matches
   if experiment.mode == "cluster":
     from launch import cluster
-    return cluster.launch(experiment, dry_run=dry_run, overwrite=overwrite, follow=not detach)
+    return cluster.launch(experiment, dry_run=dry_run, resume=resume, overwrite=overwrite, follow=not detach)
   if dry_run or detach:
     raise ValueError(f"{'--dry-run' if dry_run else '--detach'} applies to cluster jobs only: use it with --mode "
                      "cluster.")
-  learner = check_replicas_available(experiment.replicas)
-  check_precision_supported(getattr(experiment.agent_config, "precision", "float32"), learner.kind)
-  check_replay_fits(experiment)
+  if experiment.ray_address is None:  # else the learner and replay run on the cluster's nodes: local.run checks them
+    check_replicas_available(experiment.replicas)
+    check_replay_fits(experiment)
+  choose_precision(experiment)
   if resume and CheckpointStore(experiment.out_dir / "checkpoints").latest() is None:
     raise ValueError(f"--resume {experiment.out}: no intact checkpoint in {experiment.out}/checkpoints; start it "
                      "again with --overwrite.")
@@ -128,4 +110,4 @@ def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = Fal
     from launch import inprocess
     return inprocess.run(experiment)
   from launch import local
-  return local.run(experiment)
+  return local.run(experiment, ray_address=experiment.ray_address)

@@ -19,6 +19,7 @@ from rlrep._stack import StackError, installed_versions, require_compatible_stac
 
 require_compatible_stack()
 
+from rlrep import precision  # noqa: E402
 from rlrep.optim import ReplicatedOptimizer, wrap_optimizer  # noqa: E402
 from rlrep.primitives import (  # noqa: E402
     ReplicaContextError, all_gather, all_max, all_mean, all_min, all_sum, broadcast, num_replicas, replica_id)

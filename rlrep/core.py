@@ -29,6 +29,8 @@ import numpy as np
 import reverb
 import tensorflow as tf
 
+from rlrep.precision import PrecisionChoice
+
 Params = Mapping[str, np.ndarray]
 """A policy's weights by name, as the learner publishes them and actors load them."""
 
@@ -77,9 +79,11 @@ class Policy(Protocol):
 
 
 class Learner(Protocol):
-  """Replicated updates from replay, with exact save and restore."""
+  """Replicated updates from replay, with exact save and restore; `precision` is what its updates compute in
+  on its devices, and why (`rlrep.precision.choose`)."""
   num_steps: int
   input_wait_s: float
+  precision: PrecisionChoice
 
   def step(self) -> dict[str, float]:
     """One update (or `steps_per_call` of them); returns scalar metrics. Raises `StopIteration` (or

@@ -33,6 +33,8 @@ from typing import Any, Callable, Iterator
 
 import tensorflow as tf
 
+from rlrep import precision
+
 Nest = Any
 REDUCTIONS = {"mean": tf.distribute.ReduceOp.MEAN, "sum": tf.distribute.ReduceOp.SUM}
 
@@ -75,6 +77,18 @@ def choose_auto_spec(tpu_available: bool, num_gpus: int) -> str:
   if num_gpus > 0:
     return "gpu"
   return "cpu"
+
+
+def device_kind_for_spec(spec: str) -> str:
+  """The kind of device ("CPU", "GPU", "TPU") `make_replicator(spec)` would build on, without building it (so
+  without initialising TensorFlow's devices): what a run's first lines and `rlrep doctor` report."""
+  parsed = parse_spec(spec)
+  if parsed.kind in ("cpu", "gpu", "tpu"):
+    return parsed.kind.upper()
+  gpus = len(tf.config.list_physical_devices("GPU"))
+  if parsed.kind == "auto":
+    return choose_auto_spec(tpu_present(), gpus).upper()
+  return "GPU" if gpus else "CPU"  # multi_worker: one device per worker, a GPU where there is one
 
 
 def configure_logical_cpus(count: int) -> None:
@@ -135,6 +149,11 @@ class Replicator:
 
   def __repr__(self) -> str:
     return f"Replicator({self.description}, num_replicas={self.num_replicas})"
+
+  @property
+  def device_kind(self) -> str:
+    """"CPU", "GPU" or "TPU": what the replicas compute on."""
+    return precision.device_kind_of(self.strategy.extended.worker_devices)
 
   @property
   def num_replicas(self) -> int:

@@ -13,10 +13,10 @@ import math
 from typing import TypeVar
 
 from environments import dmc
+from rlrep.precision import PRECISIONS
 from rlrep.replay import ReplayConfig
 
 
-PRECISIONS = ("float32", "bfloat16")
 MIN_IMAGE_SIZE = 16
 _Config = TypeVar("_Config", bound="ActorCriticConfig")
 
@@ -161,12 +161,12 @@ class D4PGConfig(ActorCriticConfig):
       gradient no longer moves it (measured: cartpole from pixels held at the bound for 7,500 updates).
     conv_channels, feature_dim: pixel encoder: two 3x3 conv layers (first stride 2), then FC + LN + tanh.
     hidden_sizes: policy and critic MLP widths.
-    precision: float32, or bfloat16: the encoder's convolutions and projection compute in bfloat16 with
-      float32 weights (Keras mixed_bfloat16); LayerNorm, heads, targets, losses and the categorical
-      projection stay float32. For TPUs (bfloat16 is their native type), GPUs with compute capability >= 8
-      and CPUs with AVX512-BF16 or AMX; elsewhere TensorFlow emulates it and `rlrep train` refuses it
-      (measured 3-7x slower than float32 on an AMD EPYC without avx512_bf16, 2.6x on an AVX-512 Intel Xeon
-      without it).
+    precision: auto, float32 or bfloat16: the numbers the learner's pixel encoder computes in (its
+      convolutions and projection; weights, LayerNorm, heads, targets, losses and the categorical projection
+      stay float32). It changes speed only, never the other settings. auto picks bfloat16 where the learner's
+      devices run it natively (TPUs, GPUs with compute capability >= 8.0, CPUs with AMX or AVX512-BF16) and
+      float32 elsewhere; the run's first lines and `rlrep doctor` say which and why. bfloat16 is refused where
+      TensorFlow would emulate it (slower than float32).
     steps_per_call: learner updates per compiled call, each on its own batch (`Replicator.function`): TPUs
       need several to stay busy between host round trips; on CPUs 1 is as fast. Weights are published and
       the progress line counted between calls.
@@ -203,7 +203,7 @@ class D4PGConfig(ActorCriticConfig):
   conv_channels: int = 32
   feature_dim: int = 50
   hidden_sizes: tuple[int, ...] = (256, 256)
-  precision: str = "float32"
+  precision: str = "auto"
   steps_per_call: int = 1
   augment: bool = True
   samples_per_insert: float | None = 32.0

@@ -14,6 +14,7 @@ fixed. Targets: periodic copies, or Polyak averaging when `target_update_tau > 0
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from typing import Any, Callable, Iterator
 
@@ -187,7 +188,9 @@ class Learner:
                action_spec: specs.BoundedArray, config: ActorCriticConfig,
                make_iterator: Callable[[], Iterator] | None = None, watchdog: replay.Watchdog | None = None):
     self.replicator = replicator
-    self.config = config
+    # "auto" becomes bfloat16 or float32 by what the replicas run natively: speed only, the same recipe.
+    self.precision = rlrep.precision.choose(config.precision, replicator.device_kind)
+    self.config = config = dataclasses.replace(config, precision=self.precision.precision)
     with replicator.scope():
       self.state = self.make_state(observation_spec, action_spec, config)
     self._make_iterator = make_iterator

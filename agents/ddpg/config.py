@@ -53,7 +53,7 @@ class DDPGConfig(ActorCriticConfig):
       D4PG uses it against a policy stuck at an action bound, see `rlrep train --agent d4pg --help`).
     conv_channels, feature_dim: pixel encoder: two 3x3 conv layers (first stride 2), then FC + LN + tanh.
     hidden_sizes: policy and critic MLP widths (DrQ-v2: 1024, 1024; narrower here for CPU learners).
-    precision: float32, or bfloat16 for the encoder's convolutions and projection (see D4PG's --precision).
+    precision: auto, float32 or bfloat16 for the encoder's convolutions and projection; speed only (see D4PG's).
     steps_per_call: learner updates per compiled call, each on its own batch (see D4PG's --steps-per-call).
     augment: random shift (pad 4, crop back) of learner observations, as DrQ-v2; pixels only.
     samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
@@ -84,7 +84,7 @@ class DDPGConfig(ActorCriticConfig):
   conv_channels: int = 32
   feature_dim: int = 50
   hidden_sizes: tuple[int, ...] = (256, 256)
-  precision: str = "float32"
+  precision: str = "auto"
   steps_per_call: int = 1
   augment: bool = True
   samples_per_insert: float | None = 32.0

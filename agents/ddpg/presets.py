@@ -1,14 +1,13 @@
 """Starting settings for DDPG from pixels on any Control Suite task: D4PG's rules, less what DDPG lacks.
 
-The rules are `agents.d4pg.presets`' (action repeat by domain, batch 128 and one update per 16 frames in
-float32 or 256 per 8 in bfloat16, Adam 3e-4 and target tau 0.01); D4PG's value range (vmax) has no DDPG
-setting and is left out.
+The rules are `agents.d4pg.presets`' (action repeat by domain, batch 256 and one update per 8 frames, Adam
+3e-4 and target tau 0.01); D4PG's value range (vmax) has no DDPG setting and is left out.
 
 >>> preset = for_task("cartpole-swingup")
 >>> preset["action_repeat"], preset["samples_per_insert"], "vmax" in preset
-(2, 16.0, False)
+(2, 64.0, False)
 >>> for_task("walker-walk", {"batch_size": 64})["samples_per_insert"]
-8.0
+16.0
 """
 
 from __future__ import annotations

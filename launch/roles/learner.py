@@ -55,6 +55,8 @@ class LearnerRole:
     # enough for a Watchdog: `_report_if_starved` watches the time since the last batch instead.
     self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S)
     check_agent_contract(builder, self._learner)
+    choice = self._learner.precision
+    counter.announce(f"learner: {replicator.description}, computing in {choice.precision} ({choice.reason})")
     self._last_batch = time.perf_counter()
     self._starved_reports = 0
     self._publisher = replay.WeightPublisher(self._client)

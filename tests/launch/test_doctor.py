@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from rlrep import precision
+
 
 def _doctor(environ=os.environ) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-m", "launch.cli", "doctor"], capture_output=True, text=True,
@@ -17,6 +19,10 @@ def test_doctor_passes_on_this_machine_and_reports_versions_render_and_devices()
   for expected in ("tensorflow  2.15", "dm-reverb   0.14.0", "render      ok", "tf devices  CPU:0",
                    "All checks passed"):
     assert expected in result.stdout
+  flags = precision.read_cpu_flags()
+  native = bool(flags & {"amx_bf16", "avx512_bf16"})
+  line = next(line for line in result.stdout.splitlines() if line.startswith("  precision"))
+  assert f"computes the learner in {'bfloat16' if native else 'float32'} on CPU" in line, line
 
 
 def test_a_machine_that_cannot_render_is_told_what_to_install():

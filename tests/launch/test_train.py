@@ -1,5 +1,6 @@
 """`rlrep train` end to end in-process: every output file, resume with counters intact, and bad input."""
 
+import dataclasses
 import json
 import pathlib
 import threading
@@ -12,6 +13,7 @@ import yaml
 from environments import recording
 from launch import cli, metrics
 from launch.checkpoints import CheckpointStore
+from launch.experiment import Experiment
 
 TINY_PIXELS = ["--task", "cartpole-swingup", "--mode", "inprocess", "--image-size", "32", "--render-quality", "fast",
                "--action-repeat", "2", "--random-frames", "200",
@@ -142,7 +144,7 @@ BAD_INPUT = {  # option family -> (arguments, the message's words)
         (["--replicas", "gpu:2"], "this machine has 0 GPU(s)"),
         (["--replicas", "tpu"], "this host has no TPU"),
         (["--replicas", "cpu:x"], "device count must be a positive integer"),
-        (["--precision", "float16"], "precision must be one of float32, bfloat16"),
+        (["--precision", "float16"], "precision must be one of auto, float32, bfloat16"),
     ],
     "environment": [
         (["--image-size", "8"], "image_size must be >= 16"),
@@ -187,12 +189,15 @@ def test_bad_input_is_refused_before_anything_starts(tmp_path, capsys, args, mes
   assert not out.exists()
 
 
-def test_bfloat16_is_refused_on_a_cpu_that_would_emulate_it():
+def test_the_precision_is_chosen_for_this_machines_learner_devices_before_the_run_starts():
   from launch import train
-  with pytest.raises(ValueError, match="no AVX512-BF16 or AMX.*use --precision float32"):
-    train.check_precision_supported("bfloat16", "cpu", cpu_flags={"avx2", "fma"})
-  train.check_precision_supported("bfloat16", "cpu", cpu_flags={"avx2", "avx512_bf16"})
-  train.check_precision_supported("float32", "cpu", cpu_flags=set())
+  from rlrep import precision
+  native = bool(precision.read_cpu_flags() & set(precision.CPU_BFLOAT16_FLAGS))
+  auto = train.choose_precision(Experiment())  # replicas cpu:1, precision auto
+  assert auto.precision == ("bfloat16" if native else "float32") and auto.reason.startswith("auto: this CPU has")
+  float32 = dataclasses.replace(Experiment().agent_config, precision="float32")
+  assert train.choose_precision(Experiment(agent_config=float32)).precision == "float32"
+  assert train.choose_precision(Experiment(mode="cluster")) is None  # decided on the learner's own devices
 
 
 def test_an_output_path_that_is_a_file_or_cannot_be_created_is_refused(tmp_path, capsys):
@@ -234,11 +239,12 @@ def test_the_first_lines_list_each_effective_setting_by_source_and_a_flag_beats_
   assert lines[0].startswith("rlrep train: d4pg on cartpole-swingup, cluster mode")
   by_source = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split() for line in lines[1:4]}
   assert "action_repeat=4" in by_source["flag"] and "mode=cluster" in by_source["flag"]
-  assert "vmax=400.0" in by_source["preset"] and "samples_per_insert=32.0" in by_source["preset"]
-  assert "n_step=3" in by_source["default"]
+  assert "vmax=400.0" in by_source["preset"] and "samples_per_insert=128.0" in by_source["preset"]
+  assert "n_step=3" in by_source["default"] and "precision=auto" in by_source["default"]
+  assert any(line.startswith("  precision: auto, decided on the learner's devices when it starts") for line in lines)
   configmap = yaml.safe_load((out / "manifests" / "00-configmap.yaml").read_text())
   saved = json.loads(configmap["data"]["experiment.json"])["agent_config"]
-  assert (saved["action_repeat"], saved["vmax"], saved["batch_size"]) == (4, 400.0, 128)
+  assert (saved["action_repeat"], saved["vmax"], saved["batch_size"]) == (4, 400.0, 256)
 
 
 def test_a_learner_whose_losses_stop_being_numbers_stops_the_run_naming_the_step(tmp_path, capsys):

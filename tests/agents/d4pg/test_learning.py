@@ -54,7 +54,9 @@ def test_projection_keeps_total_probability():
 
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray((12, 12, 6), np.uint8, 0, 255)}
 ACTION_SPEC = specs.BoundedArray((2,), np.float32, -1, 1)
-CONFIG = D4PGConfig(frame_stack=2, batch_size=8, hidden_sizes=(16,), conv_channels=4, feature_dim=8, num_atoms=11,
+# float32 pinned: exact comparisons, whatever the machine would choose for "auto".
+CONFIG = D4PGConfig(precision="float32",
+                    frame_stack=2, batch_size=8, hidden_sizes=(16,), conv_channels=4, feature_dim=8, num_atoms=11,
                     target_update_period=2, augment=False)
 
 

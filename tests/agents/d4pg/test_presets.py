@@ -27,15 +27,17 @@ def test_an_unknown_task_names_close_matches():
     presets.for_task("walker-wlak")
 
 
-@pytest.mark.parametrize("task", ["cartpole-swingup", "walker-walk", "cheetah-run"])
-def test_bfloat16_samples_four_times_the_transitions_per_frame_in_batches_of_256(task):
-  float32, bfloat16 = presets.for_task(task), presets.for_task(task, {"precision": "bfloat16"})
-  assert bfloat16["batch_size"] == 256 and bfloat16["action_repeat"] == float32["action_repeat"]
-  assert bfloat16["samples_per_insert"] == 4 * float32["samples_per_insert"]
-  assert presets.for_task(task, {"precision": "float32"}) == float32
-  D4PGConfig(**bfloat16, precision="bfloat16")
+@pytest.mark.parametrize("task", ["cartpole-swingup", "walker-walk", "cheetah-run", "quadruped-walk"])
+def test_one_recipe_for_every_precision(task):
+  """Precision changes speed only: every learning setting of a preset is the same whichever is asked for."""
+  recipes = [presets.for_task(task, {"precision": precision}) for precision in ("auto", "float32", "bfloat16")]
+  assert recipes[0] == recipes[1] == recipes[2] == presets.for_task(task)
+  assert recipes[0]["batch_size"] == 256
+  assert recipes[0]["samples_per_insert"] == 256 * recipes[0]["action_repeat"] / 8  # one update per 8 frames
+  for precision in ("auto", "float32", "bfloat16"):
+    D4PGConfig(**recipes[0], precision=precision)
 
 
-def test_bfloat16_rule_follows_a_given_batch():
-  preset = presets.for_task("walker-walk", {"precision": "bfloat16", "batch_size": 128})
-  assert "batch_size" not in preset and preset["samples_per_insert"] == 128 * 2 / presets.BFLOAT16_FRAMES_PER_UPDATE
+def test_the_replay_ratio_follows_a_given_batch():
+  preset = presets.for_task("walker-walk", {"batch_size": 128})
+  assert "batch_size" not in preset and preset["samples_per_insert"] == 128 * 2 / presets.FRAMES_PER_UPDATE

@@ -15,7 +15,9 @@ from rlrep import testing
 
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray((12, 12, 6), np.uint8, 0, 255)}
 ACTION_SPEC = specs.BoundedArray((2,), np.float32, -1, 1)
-CONFIG = DDPGConfig(frame_stack=2, batch_size=8, hidden_sizes=(16,), conv_channels=4, feature_dim=8, augment=False,
+# float32 pinned: exact comparisons, whatever the machine would choose for "auto".
+CONFIG = DDPGConfig(precision="float32",
+                    frame_stack=2, batch_size=8, hidden_sizes=(16,), conv_channels=4, feature_dim=8, augment=False,
                     learning_rate=1e-3)
 
 

@@ -11,7 +11,7 @@ def test_presets_are_d4pgs_rules_without_what_ddpg_lacks(task):
   preset = presets.for_task(task)
   assert preset == {name: value for name, value in d4pg_presets.for_task(task).items() if name != "vmax"}
   DDPGConfig(**preset)  # every preset is a valid configuration
-  assert presets.for_task(task, {"action_repeat": 4, "batch_size": 64})["samples_per_insert"] == 64 * 4 / 16
+  assert presets.for_task(task, {"action_repeat": 4, "batch_size": 64})["samples_per_insert"] == 64 * 4 / 8
 
 
 def test_the_help_paragraph_names_the_rules_and_that_flags_win():
