@@ -28,9 +28,10 @@ from launch.experiment import EXPERIMENT_FILE, Experiment
 
 # Settings that place, budget, store or present a run without changing what it learns.
 IGNORED_FOR_GROUPING = ("seed", "out", "mode", "frames", "actors", "replicas", "log_every_s", "checkpoint_every_s",
-                        "checkpoint_replay", "cluster", "video_size", "video_format", "replay_port")
-# Agent settings of the same kind: how replay stores its items (chunks of steps), not which are sampled.
-AGENT_FIELDS_IGNORED_FOR_GROUPING = ("seed", "replay_chunk_length")
+                        "checkpoint_replay", "cluster", "video_size", "video_format", "replay_port", "wandb")
+# Agent settings of the same kind: how replay stores its items (chunks of steps), not which are sampled, and how
+# fast the learner computes (its precision, updates per compiled call), not what it learns.
+AGENT_FIELDS_IGNORED_FOR_GROUPING = ("seed", "replay_chunk_length", "precision", "steps_per_call")
 
 
 @dataclasses.dataclass
@@ -84,7 +85,9 @@ def load_run(directory: str | pathlib.Path) -> tuple[dict, list[dict[str, float]
   return Experiment.from_json(json.loads(settings_file.read_text())).to_json(), rows
 
 
-def _flatten(settings: dict) -> dict:
+def grouping_settings(settings: dict) -> dict:
+  """The settings (`load_run`'s, agent settings as `agent_config.NAME`) that make runs differ in what they
+  learn: runs with equal ones are seeds of one experiment."""
   agent = {f"agent_config.{k}": v for k, v in settings.get("agent_config", {}).items()
            if k not in AGENT_FIELDS_IGNORED_FOR_GROUPING}
   return {**{k: v for k, v in settings.items() if k != "agent_config" and k not in IGNORED_FOR_GROUPING}, **agent}
@@ -95,7 +98,7 @@ def group_runs(directories: Sequence[str | pathlib.Path]) -> list[Curve]:
   groups: dict[str, list[tuple[dict, list[dict[str, float]]]]] = {}
   for directory in directories:
     settings, rows = load_run(directory)
-    groups.setdefault(json.dumps(_flatten(settings), sort_keys=True, default=str), []).append((settings, rows))
+    groups.setdefault(json.dumps(grouping_settings(settings), sort_keys=True, default=str), []).append((settings, rows))
   flats = [json.loads(key) for key in groups]
   # Settings one agent has and another lacks are told apart by the agent's name; only shared ones label.
   shared = set.intersection(*(set(flat) for flat in flats)) if flats else set()
@@ -125,23 +128,27 @@ def _pool(label: str, runs: list[list[tuple[float, float, float]]]) -> Curve:
                None if np.isnan(updates).any() else updates)
 
 
-def load_reference(path: str | pathlib.Path, label: str | None = None) -> Curve:
-  """A reference curve from a CSV with `frames` and `return` columns (rows at one frame count averaged)."""
+def read_reference(path: str | pathlib.Path) -> list[dict[str, float]]:
+  """The rows of a reference CSV with `frames` and `return` columns (and others, e.g. `seed`), as numbers."""
   path = pathlib.Path(path)
   if not path.exists():
-    raise ValueError(f"--reference {path}: no such file.")
+    raise ValueError(f"reference {path}: no such file.")
   with path.open() as f:
-    reader = csv.DictReader(f)
-    columns = set(reader.fieldnames or [])
-    if not {"frames", "return"} <= columns:
-      raise ValueError(f"--reference {path}: needs 'frames' and 'return' columns, found {sorted(columns)}.")
-    by_frames: dict[float, list[float]] = {}
-    for row in reader:
-      by_frames.setdefault(float(row["frames"]), []).append(float(row["return"]))
+    columns = set(next(csv.reader(f), []))
+  if not {"frames", "return"} <= columns:
+    raise ValueError(f"reference {path}: needs 'frames' and 'return' columns, found {sorted(columns)}.")
+  return metrics.read_csv(path)
+
+
+def load_reference(path: str | pathlib.Path, label: str | None = None) -> Curve:
+  """A reference curve from a CSV with `frames` and `return` columns (rows at one frame count averaged)."""
+  by_frames: dict[float, list[float]] = {}
+  for row in read_reference(path):
+    by_frames.setdefault(row["frames"], []).append(row["return"])
   frames = np.array(sorted(by_frames))
   values = [np.array(by_frames[f]) for f in frames]
-  return Curve(label or path.stem, frames, np.array([v.mean() for v in values]), np.array([v.min() for v in values]),
-               np.array([v.max() for v in values]), max(len(v) for v in values))
+  return Curve(label or pathlib.Path(path).stem, frames, np.array([v.mean() for v in values]),
+               np.array([v.min() for v in values]), np.array([v.max() for v in values]), max(len(v) for v in values))
 
 
 def table(curves: Sequence[Curve], budgets: Sequence[float]) -> str:
