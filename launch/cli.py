@@ -32,6 +32,27 @@ def _compare(args: argparse.Namespace) -> int:
   return 0
 
 
+def _sweep(args: argparse.Namespace) -> int:
+  from launch import sweep
+  train_options = args.train_options
+  experiment_for = train_experiment
+  root = pathlib.Path(args.root)
+  sweep.check_train_options(train_options)
+  frames = experiment_for(["--task", args.tasks[0]] + list(train_options)).frames
+  cells = sweep.plan(root, args.tasks, args.seeds, train_options, experiment_for)
+  counts = {state: sum(cell.state == state for cell in cells) for state in ("finished", "resume", "start")}
+  print(f"sweep: {len(cells)} runs in {root}: {counts['finished']} finished, {counts['resume']} to resume, "
+        f"{counts['start']} to start", flush=True)
+  if args.ray_address:
+    outcomes = sweep.run_as_ray_jobs(cells, train_options, frames, root, args.ray_address, args.max_concurrent,
+                                     args.entrypoint_cpus)
+  else:
+    outcomes = sweep.run_here(cells, train_options, frames)
+  for name, outcome in outcomes.items():
+    print(f"  {name}: {outcome}")
+  return 0 if all(outcome in ("done", "finished before") for outcome in outcomes.values()) else 1
+
+
 def _cluster(args: argparse.Namespace) -> int:
   from launch import kube
   job = kube.Job.from_out(args.out)
@@ -83,7 +104,9 @@ def _update_schedule(text: str):
   return compare.UpdateSchedule(start, per_update)
 
 
-def _train(args: argparse.Namespace) -> int:
+def experiment_from_args(args: argparse.Namespace):
+  """The experiment `rlrep train` runs for parsed `args`, and where each setting came from (flag, preset,
+  saved run, default)."""
   import agents
   from launch import experiment as experiment_lib
   from launch import options, train
@@ -99,17 +122,28 @@ def _train(args: argparse.Namespace) -> int:
       raise ValueError("--resume continues the saved experiment: only budget, scale and logging options "
                        "(e.g. --frames, --actors, --mode) can change; drop --out and agent settings.")
     experiment = train.resolve_experiment(None, args.resume, experiment_overrides, cluster_overrides)
-    sources = {name: "saved" for name in _setting_names(experiment)} | flags
-  else:
-    pixels = agent_overrides.get("pixels", True)
-    base = agent.config() if pixels else agent.state_features()
-    task = experiment_overrides.get("task", experiment_lib.Experiment.task)
-    preset = agent.preset(task, agent_overrides) if pixels else {}
-    sources = {k: "preset" for k in preset} | flags
-    experiment = experiment_lib.Experiment(
-        **experiment_overrides, cluster=ClusterConfig(**cluster_overrides),
-        agent_config=dataclasses.replace(base, **preset, **agent_overrides, seed=experiment_overrides.get("seed", 0)))
+    return experiment, {name: "saved" for name in _setting_names(experiment)} | flags
+  pixels = agent_overrides.get("pixels", True)
+  base = agent.config() if pixels else agent.state_features()
+  task = experiment_overrides.get("task", experiment_lib.Experiment.task)
+  preset = agent.preset(task, agent_overrides) if pixels else {}
+  experiment = experiment_lib.Experiment(
+      **experiment_overrides, cluster=ClusterConfig(**cluster_overrides),
+      agent_config=dataclasses.replace(base, **preset, **agent_overrides, seed=experiment_overrides.get("seed", 0)))
+  return experiment, {k: "preset" for k in preset} | flags
+
+
+def train_experiment(arguments: list[str]):
+  """The experiment `rlrep train ARGUMENTS` would run (without running it)."""
+  parsed = build_parser(requested_agent(["train", *arguments])).parse_args(["train", *arguments])
+  return experiment_from_args(parsed)[0]
+
+
+def _train(args: argparse.Namespace) -> int:
+  from launch import train
+  experiment, sources = experiment_from_args(args)
   print(settings_summary(experiment, sources), flush=True)
+  print(precision_line(experiment), flush=True)
   summary = train.train(experiment, resume=bool(args.resume), overwrite=args.overwrite, dry_run=args.dry_run,
                         detach=args.detach)
   print(json.dumps(summary, indent=2, default=str))
@@ -145,6 +179,16 @@ def summary_line(summary: dict) -> str:
           f"{summary['learner_steps']:,d} learner steps; evaluation return {summary['first_eval_return']:.1f} at "
           f"{summary['first_eval_frames']:,d} frames -> {summary['final_eval_return']:.1f} at the end (best "
           f"{summary['best_eval_return']:.1f} at {summary['best_eval_frames']:,d} frames)")
+
+
+def precision_line(experiment) -> str:
+  """The header line saying which precision the learner computes in, and why."""
+  from launch import train
+  choice = train.choose_precision(experiment)
+  requested = experiment.agent_config.precision
+  if choice is None:
+    return f"  precision: {requested}, decided on the learner's devices when it starts (its first line says which)"
+  return f"  precision: {requested} -> {choice.precision} ({choice.reason})"
 
 
 def _setting_names(experiment) -> list[str]:
@@ -241,6 +285,35 @@ def _add_cluster_parser(commands) -> None:
   cluster.set_defaults(handler=_cluster)
 
 
+def _add_report_parser(commands) -> None:
+  def handler(args: argparse.Namespace) -> int:
+    from launch import report  # here: `rlrep --help` need not load rliable and matplotlib
+    print(report.report(args.root, args.reference_dir, args.at, args.out, args.reps, args.seed))
+    print(f"wrote summary.csv, summary.txt and plots to {args.out or args.root}")
+    return 0
+
+  report = commands.add_parser(
+      "report", help="per-task and aggregate results (IQM, mean, median) with bootstrap intervals, beside published "
+                     "curves (rliable)", formatter_class=_DefaultsHelpFormatter,
+      description="Report the runs under ROOT as the field reports results (rliable): per task the mean over seeds "
+                  "with a 95% bootstrap interval; across tasks the IQM, mean and median of return / 1000 with "
+                  "stratified bootstrap intervals; performance profiles; each reference method beside them on the "
+                  "same tasks. A run's value at a budget is its evaluation return there (interpolated between "
+                  "evaluations); a run short of a budget does not count at it. Writes summary.csv and PNG plots to "
+                  "--out. Runs of one task must differ only by seed. Needs rliable: pip install 'rlrep[report]'.")
+  report.add_argument("root", metavar="ROOT", help="directory holding run directories at any depth (experiment.json "
+                                                   "with logs/eval.csv, or with eval.csv beside it)")
+  report.add_argument("--reference-dir", default="benchmarks/results/reference", metavar="DIR",
+                      help="folder of METHOD-TASK.csv reference curves (columns frames, return, seed)")
+  report.add_argument("--at", type=_frame_budgets, default=[100_000.0, 200_000.0], metavar="FRAMES",
+                      help="comma-separated frame budgets to report at")
+  report.add_argument("--out", metavar="DIR", help="where to write summary.csv and the plots (default: ROOT)")
+  report.add_argument("--reps", type=int, default=2000, help="bootstrap resamples per interval")
+  report.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling: the same seed gives "
+                                                          "the same numbers")
+  report.set_defaults(handler=handler)
+
+
 def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   """The `rlrep` parser; `train`'s agent options are those of `agent_name` (default: the default agent)."""
   import agents
@@ -271,6 +344,11 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
                             f"{drqv2.frames_per_update:.0f}: updates begin after {drqv2.start_frames:,.0f} seed "
                             "frames, then one per 2 agent steps at action repeat 2)")
   compare.set_defaults(handler=_compare)
+  _add_report_parser(commands)
+
+  from launch import sweep as sweep_lib
+  sweep_lib.add_parser(commands, _DefaultsHelpFormatter)
+  commands.choices["sweep"].set_defaults(handler=_sweep)
 
   _add_cluster_parser(commands)
 
@@ -298,8 +376,12 @@ def main(argv: list[str] | None = None) -> int:
   except ValueError as error:
     print(f"rlrep: error: {error}", file=sys.stderr)
     return 2
+  train_options: list[str] = []
+  if argv[:1] == ["sweep"] and "--" in argv:  # what follows -- are the train options every cell shares
+    argv, train_options = argv[:argv.index("--")], argv[argv.index("--") + 1:]
   try:
     args = parser.parse_args(argv)
+    args.train_options = train_options
   except SystemExit as exit_:  # --help (0) or a usage error argparse has already explained (2)
     return exit_.code
   try:
