@@ -44,6 +44,10 @@ class Experiment:
     video_size: height and width in pixels of evaluation videos, rendered from the evaluated episode itself
       (the agent still sees its own image size); a caption band above shows frames and the running return.
     log_every_s: seconds between progress lines and metric rows.
+    wandb: also log every metric row and evaluation video to a Weights & Biases run in this project (like
+      CleanRL's --track), with the experiment as its config; a --resume continues that W&B run. Needs
+      `pip install 'rlrep[wandb]'` and `wandb login` (or WANDB_MODE=offline); W&B's environment variables
+      apply, and its files go to <out>/wandb unless WANDB_DIR is set.
     checkpoint_every_s: seconds between learner checkpoints (and one at the end).
     checkpoint_replay: with every learner checkpoint also save the replay server's tables (newest only, in
       <out>/checkpoints/replay), so --resume continues with the replay it had instead of refilling an empty
@@ -51,6 +55,12 @@ class Experiment:
       held, ~350 MB and ~20 s per 100,000).
     publish_every_steps: learner steps between weight publications to actors.
     replay_port: Reverb port; 0 picks a free one.
+    ray_address: with --mode local, attach to the running Ray cluster whose head is at this HOST:PORT (as `ray
+      start --head` prints it) instead of starting a private one; run from a node of that cluster, with --out on
+      storage every node mounts at the same path. Roles go by the nodes' custom resources (`ray start
+      --resources`): the learner to the node with rlrep_learner_host (without one, wherever its GPUs are), the
+      actors and the evaluator to nodes with rlrep_worker, replay to the node with rlrep_replay_host if one has it,
+      else with the actors.
     cluster: cluster mode's image, namespace, accelerators and output volume (launch/cluster_config.py).
     agent_config: the agent's settings (see agents/<agent>/config.py).
   """
@@ -68,18 +78,21 @@ class Experiment:
   video_format: str = "mp4"
   video_size: int = 256
   log_every_s: float = 10.0
+  wandb: str | None = None
   checkpoint_every_s: float = 600.0
   checkpoint_replay: bool = False
   publish_every_steps: int = 10
   replay_port: int = 0
+  ray_address: str | None = None
   cluster: ClusterConfig = dataclasses.field(default_factory=ClusterConfig)
   agent_config: Any = dataclasses.field(default_factory=lambda: agents.get(agents.DEFAULT_AGENT).config())
 
   OPTION_GROUPS = {
       "run": ("agent", "task", "frames", "out", "seed"),
-      "scale and processes": ("mode", "actors", "envs_per_actor", "replicas", "publish_every_steps", "replay_port"),
+      "scale and processes": ("mode", "actors", "envs_per_actor", "replicas", "publish_every_steps", "replay_port",
+                              "ray_address"),
       "evaluation, logs and checkpoints": ("eval_every_frames", "eval_episodes", "video_format", "video_size",
-                                           "log_every_s", "checkpoint_every_s", "checkpoint_replay"),
+                                           "log_every_s", "wandb", "checkpoint_every_s", "checkpoint_replay"),
   }
 
   def __post_init__(self):
@@ -111,6 +124,9 @@ class Experiment:
       problems.append(f"seed must be >= 0, got {self.seed}")
     if self.publish_every_steps < 1:
       problems.append(f"publish_every_steps must be >= 1, got {self.publish_every_steps}")
+    if self.ray_address is not None and self.mode != "local":
+      problems.append(f"--ray-address attaches local mode's roles to a Ray cluster: use it with --mode local, not "
+                      f"--mode {self.mode}")
     if problems:
       raise ValueError("invalid experiment:\n  - " + "\n  - ".join(problems))
 

@@ -2,18 +2,21 @@
 
 Every metric row is keyed by environment frames (the x-axis of RL learning curves) and written to
 `<out>/logs/<name>.csv` and to TensorBoard under `<out>/tensorboard/<name>`. Appending to an existing CSV
-(after `--resume`) keeps its columns; a metric that first appears later widens the header.
+(after `--resume`) keeps its columns; a metric that first appears later widens the header. With `--wandb` the
+rows also reach a Weights & Biases run (launch/wandb_log.py, which reads them back from the CSV files).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 import pathlib
 
 
 class MetricsLog:
-  """Appends rows of numbers to a CSV file and to TensorBoard, with `frames` as the step."""
+  """Appends rows of numbers to a CSV file and to TensorBoard, with `frames` as the step (and, for the log that
+  owns the run's W&B mirror, sends the rows the CSV files have gained to W&B)."""
 
   def __init__(self, out_dir: pathlib.Path, name: str):
     self.path = out_dir / "logs" / f"{name}.csv"
@@ -25,6 +28,8 @@ class MetricsLog:
     import tensorflow as tf  # here, so reading logs (e.g. `rlrep compare`) does not load TensorFlow
     self._tf = tf
     self._summary = tf.summary.create_file_writer(str(out_dir / "tensorboard" / name))
+    from launch import wandb_log
+    self._wandb = wandb_log.mirror_for(out_dir, name)
 
   def write(self, row: dict[str, float]) -> None:
     if "frames" not in row:
@@ -44,17 +49,37 @@ class MetricsLog:
         if key != "frames" and isinstance(value, (int, float)) and math.isfinite(value):
           self._tf.summary.scalar(key, value)
     self._summary.flush()
+    if self._wandb:
+      self._wandb.sync()
+
+  def close(self) -> None:
+    """Finishes the W&B run this log feeds, if any. Call it once the log's last row is written: the exit of a Ray
+    worker (local and cluster mode) kills W&B's service before a W&B run can finish (launch/wandb_log.py)."""
+    if self._wandb:
+      self._wandb.close()
 
 
 def read_csv(path: pathlib.Path) -> list[dict[str, float]]:
   with path.open() as f:
-    return [{k: float(v) for k, v in row.items() if v != ""} for row in csv.DictReader(f)]
+    return _numbers(csv.DictReader(f))
 
 
 def read_log(out_dir: str | pathlib.Path, name: str) -> list[dict[str, float]]:
   """The rows `MetricsLog(out_dir, name)` has written so far ("train", "eval"); none before the first."""
   path = pathlib.Path(out_dir) / "logs" / f"{name}.csv"
   return read_csv(path) if path.exists() else []
+
+
+def read_complete_rows(out_dir: str | pathlib.Path, name: str) -> list[dict[str, float]]:
+  """`read_log` of a log another process may be writing: a last line without its line end (a row being
+  appended, or the rewrite of a widened header) is left out."""
+  path = pathlib.Path(out_dir) / "logs" / f"{name}.csv"
+  text = path.read_text() if path.exists() else ""
+  return _numbers(csv.DictReader(io.StringIO(text[:text.rfind("\n") + 1])))
+
+
+def _numbers(rows) -> list[dict[str, float]]:
+  return [{k: float(v) for k, v in row.items() if v != ""} for row in rows]
 
 
 def progress_line(row: dict[str, float]) -> str:

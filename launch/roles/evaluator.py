@@ -105,9 +105,11 @@ class Evaluator:
     return row
 
   def close(self) -> None:
-    """Frees the environment's rendering contexts; call from the evaluating thread."""
+    """Frees the environment's rendering contexts and closes the evaluation log (which finishes a W&B run: in a
+    Ray worker nothing runs after the role returns); call from the evaluating thread."""
     self._environment.close()
     self._environment.physics.free()  # state-feature environments render through physics.render
+    self._log.close()
 
   def finish(self, snapshot: dict) -> dict:
     """Final evaluation, the learning-curve PNG and summary.json."""

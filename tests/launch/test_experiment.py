@@ -61,3 +61,17 @@ def test_resuming_keeps_the_saved_cluster_settings_but_those_given_again(tmp_pat
   resumed = resolve_experiment(None, str(tmp_path), {"frames": 5}, {"image": "r/rlrep:2"})
   assert resumed.frames == 5 and resumed.cluster == ClusterConfig(namespace="rl", volume_bucket="team-runs",
                                                                   image="r/rlrep:2")
+
+
+def test_wandb_is_a_logs_option_and_an_experiment_saved_before_it_loads_without_it(tmp_path):
+  import argparse
+
+  from launch import options
+  parser = argparse.ArgumentParser()
+  groups = options.add_dataclass_options(parser, Experiment, skip=("cluster", "agent_config"))
+  assert "wandb" in [action.dest for action in groups["evaluation, logs and checkpoints"]._group_actions]
+  assert options.given_values(parser.parse_args(["--wandb", "walker-sweep"]), Experiment) == {"wandb": "walker-sweep"}
+  older = Experiment(out=str(tmp_path)).to_json()
+  del older["wandb"]
+  (tmp_path / "experiment.json").write_text(json.dumps(older))
+  assert load_experiment(tmp_path).wandb is None

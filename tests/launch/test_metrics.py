@@ -45,3 +45,11 @@ def test_the_learning_curve_is_a_picture_of_both_logs(tmp_path):
   metrics.plot_learning_curve(tmp_path, png, "d4pg on cartpole-balance")
   image = imageio.imread(png)
   assert image.shape[:2] == (400, 600) and np.asarray(image).std() > 10
+
+
+def test_reading_a_log_another_process_is_writing_leaves_out_its_unfinished_last_line(tmp_path):
+  metrics.MetricsLog(tmp_path, "train").write({"frames": 0, "critic_loss": 0.5})
+  with (tmp_path / "logs" / "train.csv").open("a") as f:
+    f.write("100,0.2")  # a row whose line end is not written yet
+  assert metrics.read_complete_rows(tmp_path, "train") == [{"frames": 0, "critic_loss": 0.5}]
+  assert metrics.read_complete_rows(tmp_path / "elsewhere", "train") == []
