@@ -8,7 +8,10 @@
   replay, evaluator and actor roles; and, unless the learner runs on CPUs, an accelerator group for the
   learner: `google.com/tpu` limits and requests equal to the slice's chips per host, with the
   `gke-tpu-accelerator` / `gke-tpu-topology` node selectors (or `nvidia.com/gpu` with `gke-accelerator`).
-  Accelerator workers advertise one Ray CPU, which the learner takes, so no other role lands there.
+  Accelerator workers advertise one Ray CPU, which the learner takes, so no other role lands there, and their
+  TPU chips or GPUs explicitly (KubeRay's own detection is not relied on). Only TPU learner pods get libtpu's
+  environment variables: the other pods run the same image on machines without a TPU. The replay role takes a
+  whole CPU worker pod, so its table has that pod's memory to itself.
 * a `NetworkPolicy`: Reverb serves replay and weights without authentication, so pods of this job accept
   connections only from each other, plus, on the Ray job port only, the RayJob's submitter and the KubeRay
   operator that polls the job's status (without that rule a RayJob is marked failed after 300 s on
@@ -17,7 +20,15 @@
 All pods mount the run's volume at `/rlrep-runs` (`mount_runs`): the ReadWriteMany `PersistentVolumeClaim`
 named by `--volume-claim` (e.g. Filestore), or with `--volume-bucket` a Cloud Storage bucket through GKE's GCS
 FUSE CSI driver, as an inline ephemeral volume (no PersistentVolume or claim to create). The run writes
-`/rlrep-runs/<job name>/`, and a retried driver continues from the checkpoint there.
+`/rlrep-runs/<job name>/`. Each `rlrep train` gives its submission an id, which the driver records there: a
+retried driver (same submission) continues from the checkpoint there, while a directory left by an earlier
+submission is replaced with `--overwrite`, continued with `--resume OUT`, and otherwise refused
+(`prepare_volume_dir`).
+
+Nothing waits forever holding the accelerator: KubeRay starts the driver only once every pod runs, so the
+RayJob's `activeDeadlineSeconds` (`--job-deadline-hours`) ends an attempt whose pods never all start, and the
+driver fails an attempt whose Ray cluster does not offer every role's resources within
+`--placement-timeout-s` (`wait_for_placement`).
 
 Without `--dry-run` the manifests are submitted with `kubectl` and the job is followed to its end (unless
 `--detach`); `rlrep cluster status|logs|stop|fetch OUT` find it again from `--out` (see launch/kube.py).
@@ -28,23 +39,39 @@ image's `tpu` target installs both (see `docker/Dockerfile`).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import datetime
 import json
+import logging
 import math
 import pathlib
 import re
-import sys
+import secrets
+import shutil
+import time
+from typing import Callable
 
 from launch.cluster_config import DNS_LABEL, ClusterConfig
 from launch.experiment import EXPERIMENT_FILE, Experiment, RunFailed, load_experiment, prepare_output_dir
-from launch.program import (LEARNER_HOST_RESOURCE, MALLOC_ARENA_MAX, WORKER_RESOURCE, WORKER_RESOURCE_PER_POD, Role,
-                            make_program)
+from launch.program import (CPU_WORKER_CPUS, LEARNER_HOST_RESOURCE, MALLOC_ARENA_MAX, WORKER_RESOURCE,
+                            WORKER_RESOURCE_PER_POD, Role, make_program)
 
 RAY_VERSION = "2.60.0"
 MOUNT = "/rlrep-runs"
 CONFIG_MOUNT = "/etc/rlrep"
-CPU_WORKER_CPUS = 4              # Ray CPUs (and cores) per CPU worker pod
 MEMORY_PER_CPU_GIB = 4
+TPU_LEARNER_CPUS = 8             # of the TPU host's many: the learner's input pipeline and host-side work
+# GPU learner pods must fit the smallest L4 machine, g2-standard-8 (8 vCPUs, 32 GB): GKE's reservations (its
+# plan-node-sizes page, "memory and CPU reservations") leave about 7.9 CPUs and 28.3 GiB allocatable, and its system
+# DaemonSets take part of that, leaving about 7.2 CPUs and 27 GiB. 6 CPUs and 24 GiB fit, with room for a GCS FUSE
+# sidecar (250m, 256Mi).
+GPU_LEARNER_CPUS = 6
+# libtpu's PJRT runtime, which TPU v5e and v5p need; set only where a TPU is (the image runs on every pod).
+LIBTPU_ENV = {"NEXT_PLUGGABLE_DEVICE_USE_C_API": "true", "TF_PLUGGABLE_DEVICE_LIBRARY_PATH": "/lib/libtpu.so"}
+EXISTING = ("refuse", "overwrite", "resume")  # what the driver does with an earlier submission's directory
+SUBMISSION_FILE = "submission"   # in the run's directory on the volume: the id of the submission that started there
+PLACEMENT_POLL_S = 10.0
 RAY_JOB_PORT = 8265
 JOB_LABEL = "rlrep.dev/job"
 MAX_JOB_NAME = 47                # KubeRay refuses longer RayJob names (it derives longer names from them)
@@ -61,16 +88,27 @@ def job_name(experiment: Experiment) -> str:
   return f"rlrep-{slug}"[:MAX_JOB_NAME].rstrip("-")
 
 
-def render(experiment: Experiment) -> list[dict]:
-  """The ConfigMap, RayJob and NetworkPolicy for `experiment` (as plain dicts, ready for YAML)."""
+def new_submission() -> str:
+  """A unique id for one `rlrep train --mode cluster`, e.g. 20250102T030405Z-1a2b3c."""
+  return f"{datetime.datetime.now(datetime.timezone.utc):%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
+
+
+def render(experiment: Experiment, existing: str = "refuse", submission: str | None = None) -> list[dict]:
+  """The ConfigMap, RayJob and NetworkPolicy for `experiment` (as plain dicts, ready for YAML). `existing` tells the
+  driver what to do with a directory an earlier submission left on the volume (`prepare_volume_dir`);
+  `submission` is this submission's id (default: a new one)."""
   if experiment.replicas in ("auto", "multi_worker"):
     raise ValueError(f"--replicas {experiment.replicas}: in cluster mode name the learner's devices, e.g. tpu, "
                      "gpu:4 or cpu:8, so the learner's pod can be sized.")
+  if existing not in EXISTING:
+    raise ValueError(f"existing must be one of {', '.join(EXISTING)}, got {existing!r}")
   name = job_name(experiment)
-  roles = make_program(experiment)
-  learner = next(role for role in roles if role.kind == "learner")
   _check_replay_fits_a_worker(experiment)
   cluster_experiment = dataclasses.replace(experiment, mode="cluster", out=f"{MOUNT}/{name}", replay_port=0)
+  roles = make_program(cluster_experiment)  # the driver's program: sized as the driver will place it
+  learner = next(role for role in roles if role.kind == "learner")
+  entrypoint = (f"python -m launch.cluster {CONFIG_MOUNT}/{EXPERIMENT_FILE} --submission "
+                f"{submission or new_submission()} --existing {existing}")
   cpu_need = sum(role.cpus for role in roles if role.placement == WORKER_RESOURCE)
   groups = [_worker_group(experiment, name, "cpu", math.ceil(cpu_need / CPU_WORKER_CPUS), CPU_WORKER_CPUS,
                           ray_resources={WORKER_RESOURCE: WORKER_RESOURCE_PER_POD}),
@@ -82,7 +120,8 @@ def render(experiment: Experiment) -> list[dict]:
       "apiVersion": "ray.io/v1", "kind": "RayJob",
       "metadata": {"name": name, "namespace": experiment.cluster.namespace, "labels": {JOB_LABEL: name}},
       "spec": {
-          "entrypoint": f"python -m launch.cluster {CONFIG_MOUNT}/{EXPERIMENT_FILE}",
+          "entrypoint": entrypoint,
+          "activeDeadlineSeconds": experiment.cluster.job_deadline_s,  # per attempt; KubeRay does not retry it
           "shutdownAfterJobFinishes": True,
           "ttlSecondsAfterFinished": FINISHED_CLUSTER_TTL_S,
           "backoffLimit": 2,  # a failed driver is retried and resumes from the last checkpoint
@@ -115,12 +154,12 @@ def _dashboard_clients(name: str) -> list[dict]:
 
 
 def _pod(experiment: Experiment, name: str, container: str, cpus: int, extra_limits: dict,
-         node_selector: dict | None = None) -> dict:
+         node_selector: dict | None = None, extra_env: dict | None = None) -> dict:
   resources = {"cpu": str(cpus), "memory": f"{cpus * MEMORY_PER_CPU_GIB}Gi", **extra_limits}
+  env = {"MUJOCO_GL": "egl", "TF_CPP_MIN_LOG_LEVEL": "2", "MALLOC_ARENA_MAX": MALLOC_ARENA_MAX, **(extra_env or {})}
   spec = {"containers": [{
               "name": container, "image": experiment.cluster.image,
-              "env": [{"name": "MUJOCO_GL", "value": "egl"}, {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"},
-                      {"name": "MALLOC_ARENA_MAX", "value": MALLOC_ARENA_MAX}],
+              "env": [{"name": key, "value": value} for key, value in env.items()],
               "resources": {"limits": dict(resources), "requests": dict(resources)},
               "volumeMounts": [{"name": "experiment", "mountPath": CONFIG_MOUNT, "readOnly": True}]}],
           "volumes": [{"name": "experiment", "configMap": {"name": f"{name}-experiment"}}]}
@@ -149,15 +188,25 @@ def mount_runs(pod: dict, config: ClusterConfig, read_only: bool = False) -> dic
   return pod
 
 
+def ray_resources_param(resources: dict) -> str:
+  """The `resources` rayStartParam: JSON in single quotes, the form KubeRay >= 1.3 reads back (it trims quote
+  characters and parses the rest as JSON to add accelerators) and the shell running `ray start` unquotes.
+
+  >>> print(ray_resources_param({"rlrep_learner_host": 1, "TPU": 4}))
+  '{"TPU":4,"rlrep_learner_host":1}'
+  """
+  return "'" + json.dumps(resources, sort_keys=True, separators=(",", ":")) + "'"
+
+
 def _worker_group(experiment: Experiment, name: str, group: str, replicas: int, cpus: int, ray_resources: dict,
                   extra_limits: dict | None = None, node_selector: dict | None = None, hosts: int = 1,
-                  ray_cpus: int | None = None) -> dict:
-  # KubeRay passes rayStartParams to `ray start`; custom resources go as a quoted JSON string.
-  resources = '"' + json.dumps(ray_resources).replace('"', '\\"') + '"'
+                  ray_cpus: int | None = None, gpus: int = 0, extra_env: dict | None = None) -> dict:
+  params = {"num-cpus": str(cpus if ray_cpus is None else ray_cpus), "resources": ray_resources_param(ray_resources)}
+  if gpus:
+    params["num-gpus"] = str(gpus)
   return {"groupName": group, "replicas": replicas, "minReplicas": replicas, "maxReplicas": replicas,
-          "numOfHosts": hosts,
-          "rayStartParams": {"num-cpus": str(cpus if ray_cpus is None else ray_cpus), "resources": resources},
-          "template": _pod(experiment, name, "ray-worker", cpus, extra_limits or {}, node_selector)}
+          "numOfHosts": hosts, "rayStartParams": params,
+          "template": _pod(experiment, name, "ray-worker", cpus, extra_limits or {}, node_selector, extra_env)}
 
 
 def _learner_group(experiment: Experiment, name: str, learner: Role) -> dict:
@@ -166,26 +215,28 @@ def _learner_group(experiment: Experiment, name: str, learner: Role) -> dict:
   count = str(learner.accelerator_count)
   if learner.accelerator == "tpu":
     tpu = experiment.cluster.tpu
-    return _worker_group(experiment, name, "tpu-learner", 1, cpus=8, ray_resources=host,
+    return _worker_group(experiment, name, "tpu-learner", 1, cpus=TPU_LEARNER_CPUS,
+                         ray_resources={**host, "TPU": learner.accelerator_count},
                          extra_limits={"google.com/tpu": count},
                          node_selector={"cloud.google.com/gke-tpu-accelerator": tpu.accelerator,
                                         "cloud.google.com/gke-tpu-topology": tpu.topology},
-                         hosts=tpu.hosts, ray_cpus=1)
+                         hosts=tpu.hosts, ray_cpus=1, extra_env=LIBTPU_ENV)
   if learner.accelerator == "gpu":
-    return _worker_group(experiment, name, "gpu-learner", 1, cpus=8, ray_resources=host,
+    return _worker_group(experiment, name, "gpu-learner", 1, cpus=GPU_LEARNER_CPUS, ray_resources=host,
                          extra_limits={"nvidia.com/gpu": count},
                          node_selector={"cloud.google.com/gke-accelerator": experiment.cluster.gpu_accelerator},
-                         ray_cpus=1)
+                         ray_cpus=1, gpus=learner.accelerator_count)
   return _worker_group(experiment, name, "cpu-learner", 1, cpus=math.ceil(learner.cpus), ray_resources=host)
 
 
 def _check_replay_fits_a_worker(experiment: Experiment) -> None:
-  """The replay role lives on a CPU worker pod: its replay must fit in that pod's memory."""
+  """The replay role has a CPU worker pod to itself (it takes all its CPUs): its replay must fit in that pod's
+  memory."""
   from launch.train import check_replay_fits
   try:
     check_replay_fits(experiment, memory_bytes=CPU_WORKER_CPUS * MEMORY_PER_CPU_GIB * 2**30)
   except ValueError as error:
-    raise ValueError(str(error).replace("this machine's", "a CPU worker pod's").replace(
+    raise ValueError(str(error).replace("this machine's", "the replay's CPU worker pod's").replace(
         ", or run the replay where the memory is (--mode cluster)", "")) from None
 
 
@@ -236,19 +287,25 @@ def write(manifests: list[dict], directory: pathlib.Path) -> list[pathlib.Path]:
   return paths
 
 
-def launch(experiment: Experiment, dry_run: bool = False, overwrite: bool = False, follow: bool = True) -> dict:
+def launch(experiment: Experiment, dry_run: bool = False, resume: bool = False, overwrite: bool = False,
+           follow: bool = True) -> dict:
   """Renders, validates and writes the manifests; unless `dry_run`, submits them and, if `follow`, follows the
   job to its end (launch/kube.py), raising RunFailed when it fails.
 
-  `--out` follows the rule of every mode: a directory holding another experiment is refused unless
-  `overwrite`. (The run's own outputs go to the volume, under the job's name.)
+  `--out` follows the rule of every mode: a directory holding another experiment is refused unless `overwrite`
+  (or kept with `resume`). The run's own outputs go to the volume, under the job's name, where `overwrite`
+  replaces an earlier submission's run, `resume` continues it and neither refuses it.
   """
-  manifests = render(experiment)
+  existing = "resume" if resume else "overwrite" if overwrite else "refuse"
+  manifests = render(experiment, existing=existing)
   validate(manifests)
-  prepare_output_dir(experiment, resume=False, overwrite=overwrite)
+  prepare_output_dir(experiment, resume=resume, overwrite=overwrite)
   paths = write(manifests, experiment.out_dir / MANIFESTS)
-  result = {"mode": "cluster", "job": job_name(experiment), "manifests": [str(p) for p in paths],
-            "submitted": False}
+  name = job_name(experiment)
+  earlier = {"refuse": "refused", "overwrite": "replaced", "resume": "continued"}[existing]
+  result = {"mode": "cluster", "job": name, "manifests": [str(p) for p in paths], "submitted": False,
+            "volume": f"{MOUNT}/{name}/ on {experiment.cluster.volume}; a run an earlier submission left there is "
+                      f"{earlier}"}
   if dry_run:
     return result
   from launch import kube
@@ -266,18 +323,102 @@ def _identity(experiment: Experiment) -> tuple:
   return experiment.agent, experiment.task, experiment.seed, experiment.agent_config
 
 
-def run_in_cluster(experiment_file: str) -> dict:
-  """The RayJob's entrypoint: local mode's driver attached to the Ray cluster it runs in."""
+def prepare_volume_dir(experiment: Experiment, submission: str, existing: str) -> bool:
+  """Readies the run's directory on the volume for the driver of `submission`; returns whether the run continues
+  from it (a checkpoint there, if any, is resumed).
+
+  The directory records the submission that last started in it. A retry of that submission (KubeRay runs the
+  same entrypoint again) continues. A directory left by another submission is replaced when `existing` is
+  "overwrite" (--overwrite), continued when "resume" (--resume, and only a run of the same experiment), and
+  refused when "refuse", so that resubmitting a job name never silently resumes or ends an old run.
+  """
+  out = experiment.out_dir
+  marker = out / SUBMISSION_FILE
+  held = out.is_dir() and any(out.iterdir())
+  if held and not (marker.exists() and marker.read_text().strip() == submission):
+    if existing == "overwrite":
+      shutil.rmtree(out)
+      held = False
+    elif not (out / EXPERIMENT_FILE).exists() or _identity(load_experiment(out)) != _identity(experiment):
+      raise RunFailed(f"{out} on the volume holds another experiment (another task, agent, seed or agent settings) "
+                      "under this job name: resubmit with --overwrite to replace it, or with another --out.")
+    elif existing == "refuse":
+      raise RunFailed(f"{out} on the volume holds an earlier submission's run of this experiment. Continue it with "
+                      "`rlrep train --resume OUT` (after `rlrep cluster stop OUT`), or resubmit with --overwrite to "
+                      "start again (its outputs there are deleted: `rlrep cluster fetch OUT` copies them first).")
+  prepare_output_dir(experiment, resume=held, overwrite=False)
+  marker.write_text(submission + "\n")
+  return held
+
+
+def needed_resources(roles: tuple[Role, ...]) -> dict[str, float]:
+  """The Ray resources `roles` reserve in all when placed in cluster mode, by Ray's names (CPU, GPU, TPU and
+  rlrep's placement resources)."""
+  from launch.local import ray_options
+  totals: dict[str, float] = {}
+  for role in roles:
+    options = ray_options(role, placement=True)
+    for resource, amount in (("CPU", options["num_cpus"]), ("GPU", options.get("num_gpus", 0)),
+                             *options["resources"].items()):
+      if amount:
+        totals[resource] = totals.get(resource, 0) + amount
+  return totals
+
+
+_OFFERED_BY = {"CPU": "the CPU worker pods and the learner's pod", "GPU": "the learner's GPU pod",
+               "TPU": "the learner's TPU pod", LEARNER_HOST_RESOURCE: "the learner's pod",
+               WORKER_RESOURCE: "the CPU worker pods"}
+
+
+def wait_for_placement(roles: tuple[Role, ...], available: Callable[[], dict], timeout_s: float,
+                       poll_s: float = PLACEMENT_POLL_S) -> None:
+  """Returns once `available()` (Ray's cluster resources) offers everything `roles` need, i.e. every pod they need
+  has joined the Ray cluster; raises RunFailed naming what is missing after `timeout_s`, so that the attempt ends
+  and releases what it holds instead of waiting for roles Ray cannot place."""
+  need = needed_resources(roles)
+  deadline = time.monotonic() + timeout_s
+  while True:
+    have = available()
+    missing = {resource: amount for resource, amount in need.items() if have.get(resource, 0) < amount}
+    if not missing:
+      return
+    if time.monotonic() >= deadline:
+      lacking = "; ".join(f"{resource} {have.get(resource, 0):g} of {amount:g} (from {_OFFERED_BY[resource]})"
+                          for resource, amount in missing.items())
+      raise RunFailed(f"after {timeout_s:.0f} s the Ray cluster still lacks what the roles need: {lacking}. Those "
+                      "pods never joined it (they could not be scheduled, or did not start): `rlrep cluster status "
+                      "OUT` shows their warnings, e.g. no free accelerator node or Insufficient cpu. Raise "
+                      "--placement-timeout-s if the node pools only scale up slowly.")
+    time.sleep(min(poll_s, max(deadline - time.monotonic(), 0)))
+
+
+def run_in_cluster(experiment_file: str, submission: str, existing: str = "refuse") -> dict:
+  """The RayJob's entrypoint: local mode's driver attached to the Ray cluster it runs in, once that cluster offers
+  every role's resources."""
+  import ray
+
   from launch import local
   experiment = load_experiment(pathlib.Path(experiment_file).parent)
-  saved = experiment.out_dir / EXPERIMENT_FILE
-  resume = saved.exists()  # a retried driver continues the run ...
-  if resume and _identity(load_experiment(experiment.out_dir)) != _identity(experiment):
-    raise RunFailed(f"{experiment.out} on the volume holds another experiment (another task, agent, seed or agent "
-                    "settings) under this job name: submit with another --out, or delete that directory first.")
-  prepare_output_dir(experiment, resume=resume, overwrite=False)
+  prepare_volume_dir(experiment, submission, existing)
+  ray.init(address="auto", logging_level=logging.WARNING, log_to_driver=False)
+  try:
+    wait_for_placement(make_program(experiment), ray.cluster_resources, experiment.cluster.placement_timeout_s)
+  finally:
+    ray.shutdown()  # local.run connects again, as its own driver
   return local.run(experiment, ray_address="auto")
 
 
+def driver_parser() -> argparse.ArgumentParser:
+  """The arguments of the RayJob's entrypoint, `python -m launch.cluster` (rendered by `render`)."""
+  parser = argparse.ArgumentParser(prog="python -m launch.cluster", description="Cluster mode's driver.")
+  parser.add_argument("experiment_file", help="the experiment.json the ConfigMap mounts")
+  parser.add_argument("--submission", required=True, help="the id of the `rlrep train` that submitted the job")
+  parser.add_argument("--existing", choices=EXISTING, default="refuse",
+                      help="what to do with a run another submission left on the volume")
+  return parser
+
+
 if __name__ == "__main__":
-  print(json.dumps(run_in_cluster(sys.argv[1]), indent=2, default=str))
+  arguments = driver_parser().parse_args()
+  print(json.dumps(run_in_cluster(arguments.experiment_file, arguments.submission, arguments.existing), indent=2,
+                   default=str))

@@ -34,6 +34,7 @@ DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")       # namespac
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")  # claims and service accounts
 _LABEL_VALUE = re.compile(r"^[a-z0-9]([-a-z0-9_.]{0,61}[a-z0-9])?$")   # node label values, e.g. nvidia-l4
 _BUCKET = re.compile(r"^[a-z0-9][-a-z0-9_.]{1,220}[a-z0-9]$")
+MAX_DEADLINE_S = 2**31 - 1  # activeDeadlineSeconds is an int32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +83,12 @@ class ClusterConfig:
       driver; none: use the claim.
     service_account: Kubernetes service account of the pods when they mount --volume-bucket; Workload Identity
       must let it read and write the bucket.
+    placement_timeout_s: seconds the job's driver waits for the Ray cluster to offer what every role needs (the
+      learner's TPU or GPU pod, the CPU worker pods) before it fails the attempt, naming what is missing.
+    job_deadline_hours: hours one attempt of the job may take, from creating its pods to its end, before KubeRay
+      fails it and deletes its pods (the RayJob's activeDeadlineSeconds; such a failure is not retried). It also
+      ends an attempt whose pods never all start, which KubeRay would otherwise wait for forever: allow for
+      node scale-up plus the run's frames at its expected speed.
   """
   image: str = "rlrep:0.1.0"
   namespace: str = "default"
@@ -91,10 +98,13 @@ class ClusterConfig:
   volume_claim: str = "rlrep-runs"
   volume_bucket: str | None = None
   service_account: str = "rlrep"
+  placement_timeout_s: float = 1800.0
+  job_deadline_hours: float = 48.0
 
   OPTION_GROUPS = {"cluster mode (--mode cluster only)": ("image", "namespace", "tpu_accelerator", "tpu_topology",
                                                           "gpu_accelerator", "volume_claim", "volume_bucket",
-                                                          "service_account")}
+                                                          "service_account", "placement_timeout_s",
+                                                          "job_deadline_hours")}
 
   def __post_init__(self):
     problems = []
@@ -124,6 +134,11 @@ class ClusterConfig:
     elif self.volume_bucket is not None and not _BUCKET.match(self.volume_bucket):
       problems.append(f"volume_bucket {self.volume_bucket!r} is not a Cloud Storage bucket name (lowercase letters, "
                       "digits, '-', '_' and '.', starting and ending with a letter or digit)")
+    if self.placement_timeout_s <= 0:
+      problems.append(f"placement_timeout_s must be > 0, got {self.placement_timeout_s}")
+    if not self.placement_timeout_s < self.job_deadline_s <= MAX_DEADLINE_S:
+      problems.append(f"job_deadline_hours ({self.job_deadline_hours}) must exceed the placement timeout "
+                      f"({self.placement_timeout_s / 3600:.2f} h) and be at most {MAX_DEADLINE_S // 3600:,d} hours")
     if problems:
       raise ValueError("invalid cluster settings:\n  - " + "\n  - ".join(problems))
 
@@ -131,6 +146,11 @@ class ClusterConfig:
   def tpu(self) -> TPUSlice:
     """The TPU slice a tpu learner runs on."""
     return tpu_slice(self.tpu_accelerator, self.tpu_topology)
+
+  @property
+  def job_deadline_s(self) -> int:
+    """One attempt's deadline, as the RayJob's activeDeadlineSeconds."""
+    return math.ceil(self.job_deadline_hours * 3600)
 
   @property
   def volume(self) -> str:

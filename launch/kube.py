@@ -33,7 +33,8 @@ import sys
 import threading
 import time
 
-from launch.cluster import FINISHED_CLUSTER_TTL_S, GCS_FUSE_DRIVER, JOB_LABEL, MANIFESTS, MOUNT, mount_runs
+from launch.cluster import (CPU_WORKER_CPUS, FINISHED_CLUSTER_TTL_S, GCS_FUSE_DRIVER, GPU_LEARNER_CPUS, JOB_LABEL,
+                            MANIFESTS, MEMORY_PER_CPU_GIB, MOUNT, TPU_LEARNER_CPUS, mount_runs)
 from launch.cluster_config import ClusterConfig
 from launch.experiment import EXPERIMENT_FILE, RunFailed
 
@@ -62,6 +63,13 @@ _HINTS = [  # (what kubectl or an event says, what to do); the first match appli
     (r"Insufficient (google\.com/tpu|nvidia\.com/gpu)", "no node with a free accelerator of this kind: check that "
      "the node pool exists with the --tpu-accelerator/--tpu-topology (or --gpu-accelerator) asked for, its "
      "autoscaling limits, and the project's TPU/GPU quota in its zone."),
+    (r"Insufficient (cpu|memory)\b", "no node has the CPU or memory free that a pod of this job requests (`kubectl "
+     "describe pod POD -n NAMESPACE` shows the pod's): CPU worker pods request "
+     f"{CPU_WORKER_CPUS} CPUs and {CPU_WORKER_CPUS * MEMORY_PER_CPU_GIB} GiB, a GPU learner pod {GPU_LEARNER_CPUS} "
+     f"and {GPU_LEARNER_CPUS * MEMORY_PER_CPU_GIB} GiB, a TPU learner pod {TPU_LEARNER_CPUS} and "
+     f"{TPU_LEARNER_CPUS * MEMORY_PER_CPU_GIB} GiB, a --replicas cpu:N learner N and {MEMORY_PER_CPU_GIB}N GiB. Give "
+     "the pod's node pool larger machines or let it scale up (autoscaling, node auto-provisioning), or ask for less: "
+     "fewer --actors, a smaller N in --replicas cpu:N."),
     (r"GCS bucket|gcsfuse|storage service", "the bucket could not be mounted: check that it exists and that the pods' "
      "--service-account may read and write it through Workload Identity (see the README's cluster section)."),
     (r"forbidden", "your account may not do this in this namespace: it needs create, get, list, watch and delete "
@@ -210,9 +218,10 @@ def submit(job: Job) -> None:
     check_cluster(job)
     print(kubectl("apply", "-f", str(job.manifests)).strip(), flush=True)
   except ValueError as error:
-    raise ValueError(f"{error}\nThe manifests are in {job.manifests}: once that is fixed, run this again with "
-                     f"--overwrite, or submit them by hand (`kubectl apply -f {job.manifests}`) and follow the job "
-                     f"with `rlrep cluster logs {job.out}`.") from None
+    raise ValueError(f"{error}\nThe manifests are in {job.manifests}: once that is fixed, submit them by hand "
+                     f"(`kubectl apply -f {job.manifests}`) and follow the job with `rlrep cluster logs {job.out}`, "
+                     "or run this again with --overwrite (which also replaces a run an earlier submission left on "
+                     "the volume under this job name).") from None
 
 
 def job_status(job: Job) -> dict:

@@ -1,6 +1,10 @@
 """Fixtures shared by the launch tests."""
 
+import json
+import os
+import pathlib
 import signal
+import sys
 
 import pytest
 
@@ -15,3 +19,73 @@ def ctrl_c_raises():
   previous = signal.signal(signal.SIGINT, signal.default_int_handler)
   yield
   signal.signal(signal.SIGINT, previous)
+
+
+FAKE_KUBECTL = f"""#!{sys.executable} -S
+import json, os, pathlib, sys
+state = pathlib.Path(os.environ["FAKE_KUBECTL_STATE"])
+args = sys.argv[1:]
+call = {{"argv": args}}
+if args[:3] == ["apply", "-f", "-"]:
+  call["stdin"] = sys.stdin.read()
+rules = json.loads((state / "scenario.json").read_text())
+matched = [index for index, (text, _) in enumerate(rules) if " ".join(args).startswith(text)]
+call["expected"] = bool(matched)
+with open(state / "calls.jsonl", "a") as calls:
+  calls.write(json.dumps(call) + "\\n")
+if not matched:
+  sys.stderr.write("fake kubectl: unexpected call: kubectl " + " ".join(args) + "\\n")
+  sys.exit(97)
+counter = state / f"rule-{{matched[0]}}"
+used = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(used + 1))
+replies = rules[matched[0]][1]
+reply = replies[min(used, len(replies) - 1)]
+sys.stdout.write(reply.get("out", ""))
+sys.stderr.write(reply.get("err", ""))
+sys.exit(reply.get("code", 0))
+"""
+
+
+class FakeKubectl:
+  """An executable `kubectl`, first on PATH, that records every call (argv, and stdin for `-f -`) and answers
+  from a scenario of rules: the first rule whose text starts the call's argv answers with its next reply (the
+  last one repeats). A call no rule expects fails (exit 97, "unexpected call" on stderr) and fails the test, even
+  where the code under test tolerates a failing kubectl."""
+
+  def __init__(self, state: pathlib.Path):
+    self.state = state
+    self.scenario()
+
+  def scenario(self, *rules: list) -> None:
+    """Sets the rules, `[argv prefix, [reply, ...]]` with replies like {"out": ..., "err": ..., "code": 1}."""
+    for counter in self.state.glob("rule-*"):
+      counter.unlink()
+    (self.state / "scenario.json").write_text(json.dumps(list(rules)))
+
+  def calls(self) -> list[dict]:
+    path = self.state / "calls.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+  def argvs(self) -> list[str]:
+    return [" ".join(call["argv"]) for call in self.calls()]
+
+  def unexpected(self) -> list[str]:
+    return [" ".join(call["argv"]) for call in self.calls() if not call["expected"]]
+
+
+@pytest.fixture
+def fake_kubectl(tmp_path, monkeypatch):
+  """Installs a `FakeKubectl` for the test (with no rules: every call is unexpected until a scenario is set)."""
+  state = tmp_path / "kubectl-state"
+  state.mkdir()
+  (tmp_path / "bin").mkdir()
+  executable = tmp_path / "bin" / "kubectl"
+  executable.write_text(FAKE_KUBECTL)
+  executable.chmod(0o755)
+  monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+  monkeypatch.setenv("FAKE_KUBECTL_STATE", str(state))
+  fake = FakeKubectl(state)
+  yield fake
+  if fake.unexpected():
+    pytest.fail(f"kubectl was called in ways the test did not expect: {fake.unexpected()}")

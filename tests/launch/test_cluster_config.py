@@ -66,3 +66,12 @@ def test_the_settings_load_from_either_experiment_json_layout():
       image="a:1", volume_bucket="b-1")
   flat = {"task": "walker-walk", "image": "a:1", "namespace": "ns", "volume_claim": "c"}  # before `cluster`
   assert ClusterConfig.from_experiment_json(flat) == ClusterConfig(image="a:1", namespace="ns", volume_claim="c")
+
+
+def test_the_placement_timeout_and_job_deadline_are_checked_and_the_deadline_is_in_seconds():
+  assert ClusterConfig(job_deadline_hours=1.5).job_deadline_s == 5400
+  for settings, message in [({"placement_timeout_s": 0}, "placement_timeout_s must be > 0"),
+                            ({"placement_timeout_s": 3600, "job_deadline_hours": 1}, "must exceed the placement"),
+                            ({"job_deadline_hours": 1e6}, "be at most 596,523 hours")]:
+    with pytest.raises(ValueError, match=message):
+      ClusterConfig(**settings)

@@ -1,38 +1,14 @@
 """Submitting and following cluster jobs through kubectl, against a fake kubectl (no cluster is reachable here).
 
-The fake is an executable first on PATH: it records each call's argv (and stdin for `-f -`) and answers from a
-scenario of rules: the first rule whose text starts the call's argv answers with its next reply (the last one
-repeats), else it prints nothing and succeeds.
+The fake (tests/launch/conftest.py) records every call and answers from the test's scenario of rules; a call no
+rule expects fails the test. The tests assert the calls made, and that nothing is applied where nothing may be.
 """
 
 import json
-import os
-import sys
 
 import pytest
 
 from launch import cli, kube
-
-FAKE_KUBECTL = f"""#!{sys.executable} -S
-import json, os, pathlib, sys
-state = pathlib.Path(os.environ["FAKE_KUBECTL_STATE"])
-args = sys.argv[1:]
-call = {{"argv": args}}
-if args[:3] == ["apply", "-f", "-"]:
-  call["stdin"] = sys.stdin.read()
-with open(state / "calls.jsonl", "a") as calls:
-  calls.write(json.dumps(call) + "\\n")
-rules = json.loads((state / "scenario.json").read_text())
-for index, (text, replies) in enumerate(rules):
-  if " ".join(args).startswith(text):
-    counter = state / f"rule-{{index}}"
-    used = int(counter.read_text()) if counter.exists() else 0
-    counter.write_text(str(used + 1))
-    reply = replies[min(used, len(replies) - 1)]
-    sys.stdout.write(reply.get("out", ""))
-    sys.stderr.write(reply.get("err", ""))
-    sys.exit(reply.get("code", 0))
-"""
 
 NOT_FOUND = {"err": 'Error from server (NotFound): rayjobs.ray.io "rlrep-walker" not found\n', "code": 1}
 CRD = {"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"properties": {"spec": {"properties": {
@@ -59,28 +35,21 @@ HEALTHY = [
 ]
 
 
+CHECKS = ["config current-context", "api-resources --api-group=ray.io -o name", "get crd rayjobs.ray.io -o json",
+          "get pvc rlrep-runs -n default -o jsonpath={.spec.accessModes}"]  # check_cluster's, with a claim
+FETCH = [["wait", [{}]], ["exec", [{}]], ["cp", [{}]], ["delete -n default pod/", [{}]]]
+
+
 @pytest.fixture
-def fake(tmp_path, monkeypatch):
-  """Installs the fake kubectl; returns (set the scenario's extra rules, read the recorded calls)."""
-  state = tmp_path / "kubectl-state"
-  state.mkdir()
-  (tmp_path / "bin").mkdir()
-  executable = tmp_path / "bin" / "kubectl"
-  executable.write_text(FAKE_KUBECTL)
-  executable.chmod(0o755)
-  monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
-  monkeypatch.setenv("FAKE_KUBECTL_STATE", str(state))
+def fake(fake_kubectl, monkeypatch):
+  """The fake kubectl; returns (set the scenario's extra rules, before a healthy cluster's; read the calls)."""
   monkeypatch.setattr(kube, "POLL_S", 0.0)
 
   def scenario(*rules, healthy=True):
-    (state / "scenario.json").write_text(json.dumps([*rules, *(HEALTHY if healthy else [])]))
-
-  def calls():
-    path = state / "calls.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    fake_kubectl.scenario(*rules, *(HEALTHY if healthy else []))
 
   scenario()
-  return scenario, calls
+  return scenario, fake_kubectl.calls
 
 
 def _argvs(calls):
@@ -109,7 +78,7 @@ def test_a_kubectl_without_a_context_is_told_how_to_get_one(tmp_path, fake, caps
   error = capsys.readouterr().err
   assert "no current context" in error and "gcloud container clusters get-credentials" in error
   assert f"kubectl apply -f {tmp_path}/walker/manifests" in error  # how to submit by hand once fixed
-  assert not any(argv.startswith("apply") for argv in _argvs(calls))
+  assert _argvs(calls) == ["config current-context"]  # nothing applied
 
 
 def test_a_cluster_without_kuberay_is_told_to_install_it(tmp_path, fake, capsys):
@@ -118,21 +87,21 @@ def test_a_cluster_without_kuberay_is_told_to_install_it(tmp_path, fake, capsys)
   assert _train(tmp_path / "walker") == 2
   error = capsys.readouterr().err
   assert "no RayJob resource (CRD rayjobs.ray.io)" in error and "RayOperator=ENABLED" in error
-  assert "api-resources --api-group=ray.io -o name" in _argvs(calls)
-  assert not any(argv.startswith("apply") for argv in _argvs(calls))
+  assert _argvs(calls) == CHECKS[:2]
 
 
 def test_a_kuberay_older_than_1_2_is_refused(tmp_path, fake, capsys):
-  scenario, _ = fake
+  scenario, calls = fake
   old = {"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"properties": {"spec": {"properties": {
       "entrypoint": {"type": "string"}}}}}}}]}}
   scenario(["get crd", [{"out": json.dumps(old)}]])
   assert _train(tmp_path / "walker") == 2
   assert "KubeRay operator is older than 1.2" in capsys.readouterr().err
+  assert _argvs(calls) == CHECKS[:3]
 
 
 def test_a_missing_or_single_node_claim_is_refused(tmp_path, fake, capsys):
-  scenario, _ = fake
+  scenario, calls = fake
   scenario(["get pvc", [{"err": 'Error from server (NotFound): persistentvolumeclaims "rlrep-runs" not found\n',
                          "code": 1}]])
   assert _train(tmp_path / "walker") == 2
@@ -140,39 +109,41 @@ def test_a_missing_or_single_node_claim_is_refused(tmp_path, fake, capsys):
   scenario(["get pvc", [{"out": '["ReadWriteOnce"]'}]])
   assert _train(tmp_path / "walker", "--overwrite") == 2
   assert "is not ReadWriteMany" in capsys.readouterr().err
+  assert _argvs(calls) == CHECKS * 2
 
 
 def test_a_bucket_run_checks_the_gcs_fuse_driver_and_service_account_instead_of_a_claim(tmp_path, fake, capsys):
   scenario, calls = fake
-  scenario(["get rayjob", [NOT_FOUND]])
+  found = [["get csidriver", [{"out": "csidriver.storage.k8s.io/gcsfuse.csi.storage.gke.io\n"}]],
+           ["get serviceaccount", [{"out": "serviceaccount/rlrep-writer\n"}]]]
+  scenario(["get rayjob", [NOT_FOUND]], *found)
   bucket = ("--volume-bucket", "team-runs", "--service-account", "rlrep-writer")
   assert _train(tmp_path / "walker", *bucket, "--detach") == 0
-  argvs = _argvs(calls)
-  assert "get csidriver gcsfuse.csi.storage.gke.io -o name" in argvs
-  assert "get serviceaccount rlrep-writer -n default -o name" in argvs
-  assert not any(argv.startswith("get pvc") for argv in argvs) and argvs[-1].startswith("apply -f")
+  assert _argvs(calls) == [*CHECKS[:3], "get csidriver gcsfuse.csi.storage.gke.io -o name",
+                           "get serviceaccount rlrep-writer -n default -o name",
+                           "get rayjob rlrep-walker -n default -o json", f"apply -f {tmp_path}/walker/manifests"]
   scenario(["get serviceaccount", [{"err": 'Error from server (NotFound): serviceaccounts "x" not found\n',
-                                    "code": 1}]], ["get rayjob", [NOT_FOUND]])
+                                    "code": 1}]], ["get rayjob", [NOT_FOUND]], *found)
   assert _train(tmp_path / "walker", *bucket, "--overwrite") == 2
   error = capsys.readouterr().err
   assert "no ServiceAccount rlrep-writer in namespace default" in error
   assert "kubectl create serviceaccount rlrep-writer -n default" in error and "Workload Identity" in error
   scenario(["get csidriver", [{"err": 'Error from server (NotFound): csidrivers.storage.k8s.io "x" not found\n',
-                               "code": 1}]], ["get rayjob", [NOT_FOUND]])
+                               "code": 1}]], ["get rayjob", [NOT_FOUND]], *found)
   assert _train(tmp_path / "walker", *bucket, "--overwrite") == 2
   assert "--update-addons GcsFuseCsiDriver=ENABLED" in capsys.readouterr().err
   scenario(["get csidriver", [{"err": "Error from server (Forbidden): csidrivers.storage.k8s.io is forbidden\n",
-                               "code": 1}]], ["get rayjob", [NOT_FOUND]])  # may not read it: events will tell
+                               "code": 1}]], ["get rayjob", [NOT_FOUND]], *found)  # may not read it: events will tell
   assert _train(tmp_path / "walker", *bucket, "--overwrite", "--detach") == 0
+  assert [argv for argv in _argvs(calls) if argv.startswith("apply")] == [f"apply -f {tmp_path}/walker/manifests"] * 2
 
 
 def test_a_claim_run_checks_no_service_account(tmp_path, fake):
   scenario, calls = fake
   scenario(["get rayjob", [NOT_FOUND]])
   assert _train(tmp_path / "walker", "--detach") == 0
-  argvs = _argvs(calls)
-  assert "get pvc rlrep-runs -n default -o jsonpath={.spec.accessModes}" in argvs
-  assert not any(argv.startswith(("get serviceaccount", "get csidriver")) for argv in argvs)
+  assert _argvs(calls) == [*CHECKS, "get rayjob rlrep-walker -n default -o json",
+                           f"apply -f {tmp_path}/walker/manifests"]
 
 
 def test_a_bucket_the_pods_cannot_mount_is_explained(tmp_path, fake, capsys):
@@ -193,7 +164,7 @@ def test_an_existing_rayjob_of_the_same_name_is_not_silently_reapplied(tmp_path,
   assert _train(tmp_path / "walker") == 2
   error = capsys.readouterr().err
   assert "RayJob rlrep-walker already exists" in error and f"rlrep cluster stop {tmp_path}/walker" in error
-  assert not any(argv.startswith("apply") for argv in _argvs(calls))
+  assert _argvs(calls) == [*CHECKS, "get rayjob rlrep-walker -n default -o json"]  # nothing applied
 
 
 def test_submit_follows_the_job_to_success_with_its_log_and_warnings(tmp_path, fake, capsys):
@@ -291,8 +262,9 @@ def test_stop_deletes_what_was_submitted(tmp_path, fake, capsys):
 
 
 def test_fetch_copies_through_a_helper_pod_that_mounts_the_claim(tmp_path, fake, capsys):
-  _, calls = fake
+  scenario, calls = fake
   _dry_run(tmp_path / "walker")
+  scenario(*FETCH)
   assert cli.main(["cluster", "fetch", str(tmp_path / "walker"), str(tmp_path / "copy")]) == 0
   assert f"copied rlrep-walker's outputs to {tmp_path}/copy" in capsys.readouterr().out
   recorded = calls()
@@ -310,16 +282,17 @@ def test_fetch_copies_through_a_helper_pod_that_mounts_the_claim(tmp_path, fake,
 def test_fetch_before_the_job_wrote_anything_still_removes_the_helper_pod(tmp_path, fake, capsys):
   scenario, calls = fake
   _dry_run(tmp_path / "walker")
-  scenario(["exec", [{"err": "command terminated with exit code 1\n", "code": 1}]])
+  scenario(["exec", [{"err": "command terminated with exit code 1\n", "code": 1}]], *FETCH)
   assert cli.main(["cluster", "fetch", str(tmp_path / "walker"), "--image", "busybox:1.36"]) == 1
   assert "has no /rlrep-runs/rlrep-walker" in capsys.readouterr().err
   assert json.loads(calls()[0]["stdin"])["spec"]["containers"][0]["image"] == "busybox:1.36"
-  assert _argvs(calls)[-1].startswith("delete -n default pod/rlrep-walker-fetch")
+  assert [argv.split(" ")[0] for argv in _argvs(calls)] == ["apply", "wait", "exec", "delete"]  # no cp
 
 
 def test_fetch_mounts_the_bucket_a_bucket_run_wrote_to(tmp_path, fake, capsys):
-  _, calls = fake
+  scenario, calls = fake
   _train(tmp_path / "walker", "--volume-bucket", "team-runs", "--dry-run")
+  scenario(*FETCH)
   assert cli.main(["cluster", "fetch", str(tmp_path / "walker"), str(tmp_path / "copy")]) == 0
   pod = json.loads(calls()[0]["stdin"])
   assert pod["spec"]["volumes"] == [{"name": "runs", "csi": {
@@ -330,11 +303,42 @@ def test_fetch_mounts_the_bucket_a_bucket_run_wrote_to(tmp_path, fake, capsys):
 
 
 def test_a_run_whose_experiment_json_predates_the_cluster_settings_group_is_still_found(tmp_path, fake, capsys):
-  _, calls = fake
+  scenario, calls = fake
   _dry_run(tmp_path / "walker")
+  scenario(*FETCH)
   saved = json.loads((tmp_path / "walker" / "experiment.json").read_text())
   (tmp_path / "walker" / "experiment.json").write_text(json.dumps({**saved.pop("cluster"), **saved,
                                                                     "image": "r/old:1", "volume_claim": "old"}))
   assert cli.main(["cluster", "fetch", str(tmp_path / "walker"), str(tmp_path / "copy")]) == 0
   pod = json.loads(calls()[0]["stdin"])["spec"]
   assert pod["containers"][0]["image"] == "r/old:1" and pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "old"
+
+
+def test_a_dry_run_calls_no_kubectl_and_applies_nothing(tmp_path, fake):
+  _, calls = fake
+  _dry_run(tmp_path / "walker")
+  assert calls() == []
+
+
+def test_an_unschedulable_pod_for_cpu_or_memory_gets_what_to_change(tmp_path, fake, capsys):
+  scenario, calls = fake
+  _train(tmp_path / "walker", "--replicas", "gpu:1", "--dry-run")
+  scenario(["get rayjob", [_status(jobDeploymentStatus="Initializing", rayClusterName="rlrep-walker-abcde")]],
+           ["get events", [_events(("Pod", "rlrep-walker-abcde-gpu-learner-worker-x", "FailedScheduling",
+                                    "0/4 nodes are available: 1 Insufficient cpu, 3 Insufficient memory."))]])
+  capsys.readouterr()
+  assert cli.main(["cluster", "status", str(tmp_path / "walker")]) == 0
+  _, warning = capsys.readouterr().out.splitlines()
+  assert "Insufficient cpu" in warning and "a GPU learner pod 6 and 24 GiB" in warning
+  assert "CPU worker pods request 4 CPUs and 16 GiB" in warning and "larger machines" in warning
+  assert _argvs(calls) == ["get rayjob rlrep-walker -n default -o json",
+                           "get events -n default --field-selector type=Warning -o json"]
+
+
+def test_the_fake_kubectl_fails_a_call_no_rule_expects(fake_kubectl):
+  fake_kubectl.scenario(["get pods", [{"out": "pod/x\n"}]])
+  assert kube.kubectl("get", "pods") == "pod/x\n"
+  with pytest.raises(kube.KubectlFailed, match="fake kubectl: unexpected call: kubectl delete pod x"):
+    kube.kubectl("delete", "pod", "x")
+  assert fake_kubectl.argvs() == ["get pods", "delete pod x"] and fake_kubectl.unexpected() == ["delete pod x"]
+  (fake_kubectl.state / "calls.jsonl").unlink()  # seen: the fixture would fail the test for it
