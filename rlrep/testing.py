@@ -1,27 +1,55 @@
 """A replication check researchers can run on their own model and step.
 
 `assert_replicates` trains the same model from the same initial values on one device with global batch B
-and on N logical CPU replicas that each get B/N of the same examples, then asserts that every variable
-agrees after k steps. A correct data-parallel step (per-replica mean loss, `rlrep.wrap_optimizer`, metrics
-through `rlrep.all_mean`) passes; the classic bugs do not:
-
-* gradients never reduced (each replica applies its own gradient, so the copies drift apart);
-* gradients reduced twice, or summed where they should be averaged (steps N times too large);
-* statistics computed over the local batch where the step needs the global one.
+and on N logical CPU replicas that each get B/N of the same examples. It watches every Keras optimizer in
+the model state and asserts that at every update each replica applied the gradient one device computes
+for the global batch, then that every copy of every variable agrees after k steps. Gradients are compared
+because parameters alone hide the classic bugs: Adam divides by the gradient's scale, so a gradient N
+times too large changes its step only in the last bits. A correct data-parallel step (per-replica mean
+loss, `rlrep.wrap_optimizer`, metrics through `rlrep.all_mean`) passes:
 
 >>> import tensorflow as tf, rlrep
 >>> from rlrep import testing
->>> def build():
+>>> def build(wrap=rlrep.wrap_optimizer):
 ...   model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 ...   model.build((None, 3))
-...   return model, rlrep.wrap_optimizer(tf.keras.optimizers.SGD(0.1))
+...   return model, wrap(tf.keras.optimizers.Adam(1e-3))
 >>> def step(state, batch):
 ...   model, optimizer = state
 ...   optimizer.minimize(lambda: tf.reduce_mean((model(batch["x"]) - batch["y"]) ** 2),
 ...                      model.trainable_variables)
 >>> batches = testing.random_batches({"x": (3,), "y": (1,)}, global_batch=8, steps=3)
->>> testing.assert_replicates(build, step, batches, num_replicas=4).max_abs_difference < 1e-5
+>>> report = testing.assert_replicates(build, step, batches, num_replicas=4)
+>>> report.max_gradient_difference < 1e-5 and report.max_abs_difference < 1e-5
 True
+
+The classic bugs raise `ReplicationMismatch`, naming the gradient or variable that differed, by how much,
+and the bug its pattern suggests: gradients never reduced (replicas apply different gradients), summed
+where they should be averaged or reduced twice (N times the one-device gradient; here a plain Keras
+optimizer sums), divided by N twice, and statistics taken over the local batch where the step needs the
+global one (replicas agree with each other, not with one device):
+
+>>> testing.assert_replicates(lambda: build(wrap=lambda optimizer: optimizer), step, batches)
+Traceback (most recent call last):
+...
+rlrep.testing.ReplicationMismatch: 4-replica training differs from 1-device training in 3 step(s):
+  gradient of ...:0, update 1 of 3: max |difference| ... > tolerance ... on replicas 0, 1, 2, 3
+...
+Likely cause: the replicas applied 4x the 1-device gradient: ...
+
+A step that moves no trainable variable raises `NothingTrained` rather than "replicating" perfectly:
+
+>>> testing.assert_replicates(build, lambda state, batch: None, batches)
+Traceback (most recent call last):
+...
+rlrep.testing.NothingTrained: the step moved no trainable variable in 3 step(s) on one device: ...
+
+`per_replica_iterator` feeds each replica a value of its own, for testing step functions directly:
+
+>>> repl = rlrep.make_replicator("cpu:2")
+>>> doubled = repl.function(lambda x: 2 * x)(testing.per_replica_iterator(repl, [1.0, 2.0]))
+>>> [float(value) for value in repl.local_results(doubled)]
+[2.0, 4.0]
 
 Logical CPU devices must exist before TensorFlow initializes (`rlrep.configure_logical_cpus(N)` in a
 conftest.py, or first thing in the script).
@@ -39,17 +67,43 @@ from rlrep import replicator as replicator_lib
 
 Nest = Any
 
+# What the pattern of the earliest differing gradient suggests; {n} is the number of replicas.
+NEVER_REDUCED = ("the replicas applied different gradients, each its own batch's: gradients never reduced across "
+                 "replicas (use rlrep.wrap_optimizer; do not pass skip_gradients_aggregation=True to a plain "
+                 "Keras optimizer).")
+SCALED_UP = ("the replicas applied {n}x the 1-device gradient: summed where they should be averaged (a plain Keras "
+             "optimizer sums replica gradients; use rlrep.wrap_optimizer), or reduced twice (rlrep.all_mean "
+             "before an optimizer that sums them again).")
+SCALED_DOWN = ("the replicas applied 1/{n} of the 1-device gradient: divided by the replica count twice (e.g. a "
+               "loss already divided by the global batch, as tf.nn.compute_average_loss does, given to "
+               "rlrep.wrap_optimizer, which averages too).")
+LOCAL_STATISTIC = ("the replicas applied one gradient, but not the 1-device gradient of the global batch: a statistic "
+                   "over the local batch where the step needs the global one (e.g. a mean or normalisation over "
+                   "`batch`; reduce it with rlrep.all_mean), or randomness that differs with the replica count.")
+UPDATE_COUNT = ("the optimizers applied a different number of gradients on {n} replicas: a branch taken on a "
+                "local-batch value, where the step needs the global one (reduce it with rlrep.all_mean).")
+OUTSIDE_OPTIMIZERS = ("every applied gradient agrees, so a variable changed outside the optimizers differs: a "
+                      "statistic over the local batch (e.g. batch-norm moving averages; reduce it with "
+                      "rlrep.all_mean) or a per-replica assignment (e.g. a target network or counter).")
+
 
 class ReplicationMismatch(AssertionError):
   """Replicated training diverged from single-device training."""
 
 
+class NothingTrained(AssertionError):
+  """The step changed no trainable variable, so there was no training to compare."""
+
+
 @dataclasses.dataclass
 class ReplicationReport:
+  """What a passing check compared: the largest differences seen, for variables and applied gradients."""
   num_replicas: int
   steps: int
   max_abs_difference: float
   worst_variable: str
+  max_gradient_difference: float
+  worst_gradient: str
 
 
 def random_batches(shapes: dict[str, tuple[int, ...]], global_batch: int, steps: int,
@@ -69,14 +123,49 @@ def per_replica_iterator(repl: replicator_lib.Replicator, values: Sequence[Nest]
   return iter(dataset)
 
 
-def _variables(state: Any) -> list[tf.Variable]:
+def _holder(state: Any) -> tf.Module:
   holder = tf.Module()
   holder.state = state
-  return list(holder.variables)
+  return holder
+
+
+def _variables(state: Any) -> list[tf.Variable]:
+  return list(_holder(state).variables)
+
+
+def _optimizers(state: Any) -> list[tf.keras.optimizers.Optimizer]:
+  """The Keras optimizers `state` holds, plain or inside `rlrep.wrap_optimizer` (a tf.Module), each once."""
+  return list(_holder(state)._flatten(predicate=lambda value: isinstance(value, tf.keras.optimizers.Optimizer)))
+
+
+class _GradientLog:
+  """Records, in order, every gradient an optimizer applies to each replica's copy of each variable."""
+
+  def __init__(self, repl: replicator_lib.Replicator, variables: list[tf.Variable]):
+    # Keras updates a mirrored variable through its per-replica copies, so a copy says which replica applies.
+    self._where = {id(copy): (index, replica) for index, variable in enumerate(variables)
+                   for replica, copy in enumerate(repl.strategy.experimental_local_results(variable))}
+    self.applied: dict[tuple[int, int], list[np.ndarray]] = {key: [] for key in self._where.values()}
+
+  def observe(self, optimizer: tf.keras.optimizers.Optimizer) -> None:
+    """Makes `optimizer` record each gradient where it meets the variable: after any reduction and clipping."""
+    update_step = optimizer.update_step
+
+    def recording_update_step(gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable) -> Any:
+      if id(variable) not in self._where:
+        raise ValueError(f"an optimizer updates {variable.name}, which build()'s state does not hold: return "
+                         "everything the step trains from build().")
+      record = self.applied[self._where[id(variable)]].append
+      tf.numpy_function(record, [tf.convert_to_tensor(gradient)], [])
+      return update_step(gradient, variable)
+
+    optimizer.jit_compile = False  # XLA cannot call back into Python (Keras turns it on only with a GPU)
+    optimizer.update_step = recording_update_step
 
 
 def _train(repl: replicator_lib.Replicator, build: Callable[[], Any], step: Callable[[Any, Nest], Any],
-           batches: Sequence[Nest], initial_values: list[np.ndarray] | None) -> tuple[list[tf.Variable], list]:
+           batches: Sequence[Nest], initial_values: list[np.ndarray] | None
+           ) -> tuple[list[tf.Variable], list[np.ndarray], _GradientLog]:
   with repl.scope():
     state = build()
   variables = _variables(state)
@@ -86,6 +175,9 @@ def _train(repl: replicator_lib.Replicator, build: Callable[[], Any], step: Call
     for variable, value in zip(variables, initial_values, strict=True):
       variable.assign(value)
   initial = [v.numpy() for v in variables]
+  log = _GradientLog(repl, variables)
+  for optimizer in _optimizers(state):
+    log.observe(optimizer)
   global_batch = len(tf.nest.flatten(batches[0])[0])
   per_replica = replicator_lib.per_replica_batch_size(global_batch, repl.num_replicas)
 
@@ -97,8 +189,10 @@ def _train(repl: replicator_lib.Replicator, build: Callable[[], Any], step: Call
     return tf.data.Dataset.from_tensor_slices(stacked)
 
   iterator = iter(repl.distribute_dataset(input_fn, per_replica=True))
-  repl.function(lambda batch: step(state, batch), steps_per_call=len(batches))(iterator)
-  return variables, initial
+  train = repl.function(lambda batch: step(state, batch))
+  for _ in batches:  # one call per step, so the gradients are recorded in the order they are applied
+    train(iterator)
+  return variables, initial, log
 
 
 def assert_replicates(build: Callable[[], Any], step: Callable[[Any, Nest], Any], batches: Sequence[Nest], *,
@@ -106,38 +200,121 @@ def assert_replicates(build: Callable[[], Any], step: Callable[[Any, Nest], Any]
   """Asserts that `step` trains identically on 1 device and on `num_replicas` logical CPU replicas.
 
   Args:
-    build: creates the model state (Keras models, `rlrep.wrap_optimizer` optimizers, variables) with all
-      variables built; called once under each replicator's scope.
-    step: `step(state, batch)`, the single-device training step, run on every replica.
+    build: creates the model state (Keras models, Keras optimizers, usually through `rlrep.wrap_optimizer`,
+      and variables) with all variables built; called once under each replicator's scope.
+    step: `step(state, batch)`, the single-device training step, run on every replica. It must apply
+      gradients through an optimizer that `build()` returned, which is where the kit watches them.
     batches: global batches (nested numpy arrays, leading axis = global batch, divisible by num_replicas).
     num_replicas: logical CPU replicas to compare against one device.
-    atol, rtol: tolerance; float32 sums in another order differ in the last bits.
+    atol, rtol: tolerance; float32 sums in another order differ in the last bits. Each copy of a variable
+      must pass `np.allclose(copy, expected, atol, rtol)`; a gradient may differ by `atol + rtol * m`, m its
+      largest 1-device entry, since reordered sums err relative to the summands rather than to each entry.
 
-  Returns the report on success; raises `ReplicationMismatch` naming the worst variable otherwise.
+  Returns the report on success. Raises `NothingTrained` if the step moves no trainable variable on one
+  device, and `ReplicationMismatch` naming what differed and the likely bug otherwise.
   """
   if num_replicas < 2:
     raise ValueError(f"num_replicas must be >= 2 to compare against one device, got {num_replicas}.")
   single = replicator_lib.make_replicator("cpu:1")
+  reference, initial, reference_log = _train(single, build, step, batches, None)
+  if all(np.array_equal(v.numpy(), value) for v, value in zip(reference, initial) if v.trainable):
+    raise NothingTrained(
+        f"the step moved no trainable variable in {len(batches)} step(s) on one device: there is no training to "
+        "compare. Check that it applies its gradients (optimizer.minimize or apply_gradients) to the model's "
+        "variables, and that the loss depends on them.")
+  if not any(reference_log.applied.values()):
+    raise ValueError("the step applied no gradient through a Keras optimizer (tf.keras.optimizers.Optimizer, plain "
+                     "or through rlrep.wrap_optimizer) that build() returned, so the kit cannot compare gradients: "
+                     "return the optimizers from build() and apply gradients with them.")
   multi = replicator_lib.make_replicator(f"cpu:{num_replicas}")
-  reference, initial = _train(single, build, step, batches, None)
-  replicated, _ = _train(multi, build, step, batches, initial)
-  worst_name, worst_difference, failures = "", 0.0, []
-  for ref, rep in zip(reference, replicated, strict=True):
-    expected, actual = ref.numpy(), _replica_values(multi, rep)
-    for replica, value in enumerate(actual):
-      difference = float(np.max(np.abs(value - expected))) if expected.size else 0.0
-      if difference > worst_difference:
-        worst_name, worst_difference = f"{ref.name} (replica {replica})", difference
-      if not np.allclose(value, expected, atol=atol, rtol=rtol):
-        failures.append(f"{ref.name} on replica {replica}: max |difference| {difference:.3g}")
-  if failures:
+  replicated, _, replicated_log = _train(multi, build, step, batches, initial)
+  names = [v.name for v in reference]
+  gradients = _compare_gradients(names, reference_log, replicated_log, num_replicas, atol, rtol)
+  variables = _compare_variables(reference, [_replica_values(multi, v) for v in replicated], atol, rtol)
+  if gradients.failures or variables.failures:
     raise ReplicationMismatch(
-        f"{num_replicas}-replica training differs from 1-device training after {len(batches)} step(s):\n  "
-        + "\n  ".join(failures[:10]) +
-        "\nLikely causes: gradients not averaged across replicas (use rlrep.wrap_optimizer), averaged or summed "
-        "twice (a plain Keras optimizer sums replica gradients; wrap_optimizer must not be combined with your "
-        "own all_mean of gradients), or a statistic taken over the local batch where the global one is needed.")
-  return ReplicationReport(num_replicas, len(batches), worst_difference, worst_name)
+        f"{num_replicas}-replica training differs from 1-device training in {len(batches)} step(s):\n  "
+        + "\n  ".join(_first(gradients.failures, 6) + _first(variables.failures, 4))
+        + "\nLikely cause: " + (gradients.cause or OUTSIDE_OPTIMIZERS).format(n=num_replicas))
+  return ReplicationReport(num_replicas, len(batches), variables.worst_difference, variables.worst,
+                           gradients.worst_difference, gradients.worst)
+
+
+def _first(lines: list[str], limit: int) -> list[str]:
+  """At most `limit` lines and a count of the rest: gradient lines must not crowd out variable lines."""
+  return lines[:limit] + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])
+
+
+@dataclasses.dataclass
+class _Comparison:
+  failures: list[str] = dataclasses.field(default_factory=list)
+  worst_difference: float = 0.0
+  worst: str = ""
+  cause: str | None = None
+
+
+def _compare_gradients(names: list[str], reference: _GradientLog, replicated: _GradientLog, num_replicas: int,
+                       atol: float, rtol: float) -> _Comparison:
+  """Compares every update's gradient on every replica with the 1-device one, earliest update first; the
+  earliest mismatch (computed from parameters that have not drifted yet) gives the likely cause."""
+  result, mismatches, count_failures = _Comparison(), [], []
+  for index, name in enumerate(names):
+    expected = reference.applied[(index, 0)]
+    actual = [replicated.applied[(index, replica)] for replica in range(num_replicas)]
+    counts = {len(updates) for updates in actual}
+    if counts != {len(expected)}:
+      count_failures.append(f"{name} received {len(expected)} gradient(s) on one device but "
+                            f"{', '.join(map(str, sorted(counts)))} on {num_replicas} replicas")
+    for update in range(min(counts | {len(expected)})):
+      want, got = expected[update], [updates[update] for updates in actual]
+      tolerance = atol + rtol * float(np.max(np.abs(want), initial=0.0))
+      differences = [float(np.max(np.abs(value - want), initial=0.0)) for value in got]
+      worst_replica = int(np.argmax(differences))
+      if differences[worst_replica] > result.worst_difference:
+        result.worst_difference = differences[worst_replica]
+        result.worst = f"{name} update {update + 1} (replica {worst_replica})"
+      failing = [str(replica) for replica, difference in enumerate(differences) if difference > tolerance]
+      if failing:
+        mismatches.append((update, index, _likely_cause(want, got, num_replicas, tolerance),
+                           f"gradient of {name}, update {update + 1} of {len(expected)}: max |difference| "
+                           f"{differences[worst_replica]:.3g} > tolerance {tolerance:.3g} on replicas "
+                           f"{', '.join(failing)}"))
+  mismatches.sort(key=lambda mismatch: mismatch[:2])
+  result.failures = [line for *_, line in mismatches] + count_failures
+  if mismatches:
+    result.cause = mismatches[0][2]
+  elif count_failures:
+    result.cause = UPDATE_COUNT
+  return result
+
+
+def _likely_cause(expected: np.ndarray, actual: list[np.ndarray], num_replicas: int, tolerance: float) -> str:
+  """The bug that a mismatching gradient's pattern across replicas suggests."""
+  if any(np.max(np.abs(value - actual[0]), initial=0.0) > tolerance for value in actual[1:]):
+    return NEVER_REDUCED
+  for factor, cause in ((num_replicas, SCALED_UP), (1 / num_replicas, SCALED_DOWN)):
+    if np.max(np.abs(actual[0] - factor * expected), initial=0.0) <= tolerance * max(factor, 1):
+      return cause
+  return LOCAL_STATISTIC
+
+
+def _compare_variables(reference: list[tf.Variable], replicated: list[list[np.ndarray]], atol: float,
+                       rtol: float) -> _Comparison:
+  """Compares every replica's copy of every variable with the 1-device value."""
+  result = _Comparison()
+  for ref, copies in zip(reference, replicated, strict=True):
+    expected = ref.numpy()
+    differences = [float(np.max(np.abs(value - expected), initial=0.0)) for value in copies]
+    worst_replica = int(np.argmax(differences))
+    if differences[worst_replica] > result.worst_difference:
+      result.worst_difference = differences[worst_replica]
+      result.worst = f"{ref.name} (replica {worst_replica})"
+    failing = [str(replica) for replica, value in enumerate(copies)
+               if not np.allclose(value, expected, atol=atol, rtol=rtol)]
+    if failing:
+      result.failures.append(f"variable {ref.name}: max |difference| {differences[worst_replica]:.3g} on "
+                             f"replicas {', '.join(failing)}")
+  return result
 
 
 def _replica_values(repl: replicator_lib.Replicator, variable: tf.Variable) -> list[np.ndarray]:

@@ -1,4 +1,4 @@
-"""rlrep.testing: the replication kit passes correct steps and catches the classic bugs."""
+"""rlrep.testing: the replication kit passes correct steps and catches the classic bugs, even under Adam."""
 
 import numpy as np
 import pytest
@@ -10,12 +10,13 @@ from rlrep import testing
 BATCHES = testing.random_batches({"x": (6,), "y": (1,)}, global_batch=16, steps=3)
 
 
-def _build(wrap=True):
+def _build(wrap=True, learning_rate=1e-3):
   def build():
     tf.keras.utils.set_random_seed(0)
     model = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="tanh"), tf.keras.layers.Dense(1)])
     model.build((None, 6))
-    optimizer = tf.keras.optimizers.Adam(0.05)
+    # Adam at a usual rate: it divides by the gradient's scale, so only the gradients show a wrong reduction.
+    optimizer = tf.keras.optimizers.Adam(learning_rate)
     return model, rlrep.wrap_optimizer(optimizer) if wrap else optimizer
   return build
 
@@ -45,6 +46,12 @@ def step_reducing_twice(state, batch):
   optimizer.apply_gradients(zip(gradients, model.trainable_variables))  # Keras sums them once more
 
 
+def step_dividing_twice(state, batch):
+  model, optimizer = state  # a loss already divided by the global batch, which wrap_optimizer averages again
+  optimizer.minimize(lambda: tf.nn.compute_average_loss((model(batch["x"]) - batch["y"]) ** 2),
+                     model.trainable_variables)
+
+
 def step_with_local_normalisation(state, batch):
   model, optimizer = state
   x = (batch["x"] - tf.reduce_mean(batch["x"], axis=0))  # local mean: differs from the global batch's
@@ -52,20 +59,56 @@ def step_with_local_normalisation(state, batch):
 
 
 @pytest.mark.parametrize("num_replicas", [2, 4, 8])
-def test_a_correct_step_replicates(num_replicas):
+def test_a_correct_adam_step_replicates(num_replicas):
   report = testing.assert_replicates(_build(), correct_step, BATCHES, num_replicas=num_replicas)
-  assert report.steps == 3 and report.max_abs_difference < 1e-5
+  assert report.steps == 3 and report.max_abs_difference < 1e-5 and report.max_gradient_difference < 1e-5
+  assert "kernel" in report.worst_gradient or "bias" in report.worst_gradient
 
 
-@pytest.mark.parametrize("build, step", [
-    (_build(wrap=False), step_without_reduction),
-    (_build(wrap=False), step_reducing_twice),
-    (_build(), step_with_local_normalisation),
-], ids=["no reduction", "reduced twice", "local statistic"])
-def test_the_kit_catches_broken_steps(build, step):
-  with pytest.raises(testing.ReplicationMismatch, match="differs from 1-device training") as caught:
+@pytest.mark.parametrize("build, step, cause", [
+    (_build(wrap=False), step_without_reduction, "applied different gradients, each its own batch's"),
+    (_build(wrap=False), step_reducing_twice, "applied 4x the 1-device gradient: summed where they should be"),
+    (_build(wrap=False), correct_step, "applied 4x the 1-device gradient: summed where they should be"),
+    (_build(), step_dividing_twice, "applied 1/4 of the 1-device gradient: divided by the replica count"),
+    (_build(), step_with_local_normalisation, "a statistic over the local batch"),
+], ids=["never reduced", "reduced twice", "summed instead of averaged", "divided twice", "local statistic"])
+def test_the_kit_catches_broken_adam_steps_at_the_default_tolerance(build, step, cause):
+  with pytest.raises(testing.ReplicationMismatch, match="differs from 1-device training in 3 step") as caught:
     testing.assert_replicates(build, step, BATCHES, num_replicas=4)
-  assert "rlrep.wrap_optimizer" in str(caught.value)
+  message = str(caught.value)
+  assert "gradient of dense" in message and "update 1 of 3: max |difference|" in message, message
+  assert cause in message.split("Likely cause: ")[1], message
+
+
+def test_a_step_that_moves_nothing_fails():
+  with pytest.raises(testing.NothingTrained, match="moved no trainable variable in 3 step"):
+    testing.assert_replicates(_build(), lambda state, batch: None, BATCHES)
+
+
+def test_a_step_outside_the_optimizers_is_refused():
+  def build():
+    return tf.Variable(1.0, aggregation=tf.VariableAggregation.MEAN)
+
+  def step(weight, batch):  # plain SGD by hand: the kit has no optimizer to watch
+    with tf.GradientTape() as tape:
+      loss = tf.reduce_mean(weight * batch["x"])
+    weight.assign_sub(0.1 * tape.gradient(loss, weight))
+  with pytest.raises(ValueError, match="applied no gradient through a Keras optimizer"):
+    testing.assert_replicates(build, step, BATCHES)
+
+
+def test_a_difference_outside_the_optimizers_is_reported_as_such():
+  def build():
+    model, optimizer = _build()()
+    return model, optimizer, tf.Variable(0.0, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+
+  def step(state, batch):
+    model, optimizer, target_mean = state
+    correct_step((model, optimizer), batch)
+    target_mean.assign(tf.reduce_mean(batch["y"]))  # the local batch's mean, where one device has the global one
+  with pytest.raises(testing.ReplicationMismatch, match="every applied gradient agrees") as caught:
+    testing.assert_replicates(build, step, BATCHES)
+  assert "variable Variable:0: max |difference|" in str(caught.value)
 
 
 def test_a_batch_that_does_not_divide_is_refused():
