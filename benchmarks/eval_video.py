@@ -13,13 +13,16 @@ Usage: python benchmarks/eval_video.py [--task cartpole-swingup] [--video-size 2
 from __future__ import annotations
 
 import argparse
+import os
 
-import numpy as np
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from agents.d4pg import D4PGBuilder, D4PGConfig, presets
-from benchmarks.render import calls_per_second
-from environments import dmc, recording
-from rlrep import acting
+import numpy as np  # noqa: E402
+
+from agents.d4pg import D4PGBuilder, D4PGConfig, presets  # noqa: E402
+from render import calls_per_second  # noqa: E402  (benchmarks/render.py)
+from environments import dmc, recording  # noqa: E402
+from rlrep import acting  # noqa: E402
 
 
 def evaluation_steps(task: str, video_size: int | None):
@@ -51,7 +54,8 @@ def main() -> None:
   parser.add_argument("--video-size", type=int, default=256)
   parser.add_argument("--seconds", type=float, default=6.0, help="measuring time per configuration")
   args = parser.parse_args()
-  loops = {"without video": evaluation_steps(args.task, None), "with video": evaluation_steps(args.task, args.video_size)}
+  loops = {"without video": evaluation_steps(args.task, None),
+           "with video": evaluation_steps(args.task, args.video_size)}
   rates = {name: 0.0 for name in loops}
   for _ in range(2):  # interleaved halves
     for name, loop in loops.items():

@@ -32,7 +32,7 @@ import acme_d4pg  # noqa: E402  (benchmarks/acme_d4pg.py)
 from render import calls_per_second  # noqa: E402  (benchmarks/render.py)
 from agents.d4pg import D4PGConfig  # noqa: E402
 from agents.d4pg.learning import Learner, LearnerState, update  # noqa: E402
-from launch import train  # noqa: E402
+from rlrep import precision  # noqa: E402
 
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray((84, 84, 9), np.uint8, 0, 255, name="pixels")}
 ACTION_SPEC = specs.BoundedArray((6,), np.float32, -1.0, 1.0, name="action")
@@ -66,7 +66,7 @@ def main() -> None:
                       help="include Acme's TF D4PG learner on the same network (installed by scripts/setup.sh)")
   args = parser.parse_args()
   batch = acme_d4pg.random_batch(args.batch)
-  config = D4PGConfig(batch_size=args.batch)
+  config = D4PGConfig(batch_size=args.batch, precision="float32")
   variants = {"rlrep, augmentation on, float32": rlrep_learner(config, batch),
               "rlrep, augmentation off, float32": rlrep_learner(dataclasses.replace(config, augment=False), batch),
               "plain tf.function, augmentation on": plain_update(config, batch)}
@@ -84,8 +84,9 @@ def main() -> None:
       rates[name].append(calls_per_second(step, args.seconds / rounds))
   means = {name: float(np.mean(values)) for name, values in rates.items()}
   first = next(iter(means.values()))
-  cpu_flags = " ".join(sorted(train.read_cpu_flags() & {"avx2", "avx512f", "avx512_bf16", "amx_bf16"}))
-  print(f"D4PG learner from pixels, batch {args.batch}, 84x84x9, 1 replica ({len(os.sched_getaffinity(0))} cores; {cpu_flags}):")
+  cpu_flags = " ".join(sorted(precision.read_cpu_flags() & {"avx2", "avx512f", "avx512_bf16", "amx_bf16"}))
+  print(f"D4PG learner from pixels, batch {args.batch}, 84x84x9, 1 replica ({len(os.sched_getaffinity(0))} cores; "
+        f"{cpu_flags}):")
   for name, rate in means.items():
     print(f"  {name:38s} {rate:6.2f} updates/s  ({rate * args.batch:6,.0f} transitions/s)  x{rate / first:.2f}")
   rlrep_rate, plain_rate = means["rlrep, augmentation on, float32"], means["plain tf.function, augmentation on"]

@@ -6,7 +6,7 @@
 2. render_quality "fast" vs "standard".
 3. EGL vs OSMesa, each in its own process (MUJOCO_GL is read once per process).
 
-Usage: python benchmarks/render.py [--task walker-walk] [--seconds 5]
+Usage: python benchmarks/render.py [--task walker-walk] [--seconds 6]
 """
 
 from __future__ import annotations

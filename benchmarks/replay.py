@@ -12,7 +12,7 @@
    filled table, alone; then the D4PG learner consuming that pipeline, to compare what replay supplies with
    what the learner takes (and how long the learner waits for it).
 
-Usage: python benchmarks/replay.py [--seconds 20] [--steps 1000]
+Usage: python benchmarks/replay.py [--seconds 20] [--steps 1000] [--table-steps 2000]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from rlrep import replay  # noqa: E402
 FRAME, STACK = (84, 84, 3), 3
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray(FRAME[:2] + (3 * STACK,), np.uint8, 0, 255, name="pixels")}
 ACTION_SPEC = specs.BoundedArray((6,), np.float32, -1.0, 1.0, name="action")
+EPISODE_LENGTH = 500
 
 
 def random_frames(rng: np.random.Generator) -> Iterator[np.ndarray]:
@@ -60,7 +61,7 @@ def rendered_frames(rng: np.random.Generator) -> Iterator[np.ndarray]:
       step = environment.step(rng.uniform(-1, 1, environment.action_spec().shape))
 
 
-def write_episodes(adder: replay.NStepFrameAdder, steps: int, episode_length: int = 500,
+def write_episodes(adder: replay.NStepFrameAdder, steps: int, episode_length: int = EPISODE_LENGTH,
                    frame_source: Callable[[np.random.Generator], Iterator[np.ndarray]] = random_frames) -> None:
   rng = np.random.default_rng(0)
   source = frame_source(rng)
@@ -96,19 +97,22 @@ def bytes_per_step(n_step: int, steps: int, chunk_length: int, frame_source=rand
   return held / steps
 
 
-def filled_table(config: D4PGConfig, frame_source=random_frames) -> tuple[reverb.Server, replay.StepLayout]:
-  """A replay server holding 2,000 steps written through the adder with `config`'s chunk length."""
+def filled_table(config: D4PGConfig, steps: int,
+                 frame_source=random_frames) -> tuple[reverb.Server, replay.StepLayout]:
+  """A replay server holding `steps` steps written through the adder with `config`'s chunk length."""
   layout = replay.StepLayout.from_specs(OBSERVATION_SPEC, ACTION_SPEC, STACK, config.n_step)
   server = reverb.Server([replay.replay_table(layout, config.replay)])
   adder = replay.NStepFrameAdder(reverb.Client(f"localhost:{server.port}"), layout,
                                  chunk_length=config.replay.chunk_length)
-  write_episodes(adder, 2000, frame_source=frame_source)
+  write_episodes(adder, steps, frame_source=frame_source)
   return server, layout
 
 
-def sampling_cost(config: D4PGConfig, seconds: float, frame_source=random_frames) -> tuple[float, float]:
-  """(transitions per second, CPU milliseconds per batch) of the input pipeline (`make_dataset`) alone."""
-  server, layout = filled_table(config, frame_source)
+def sampling_cost(config: D4PGConfig, seconds: float, table_steps: int,
+                  frame_source=random_frames) -> tuple[float, float]:
+  """(transitions per second, CPU milliseconds per batch) of the input pipeline (`make_dataset`) alone, sampling
+  a table of `table_steps` steps."""
+  server, layout = filled_table(config, table_steps, frame_source)
   batches = iter(replay.make_dataset(f"localhost:{server.port}", layout, config.discount, config.batch_size))
   cpu_before = time.process_time()
   rate = calls_per_second(lambda: next(batches), seconds)
@@ -122,6 +126,8 @@ def main() -> None:
   parser.add_argument("--seconds", type=float, default=20.0, help="measuring time per throughput figure")
   parser.add_argument("--steps", type=int, default=1000, help="environment steps written per memory figure")
   parser.add_argument("--batch", type=int, default=256)
+  parser.add_argument("--table-steps", type=int, default=2000,
+                      help="environment steps in the table each throughput figure samples from")
   args = parser.parse_args()
 
   config = D4PGConfig(batch_size=args.batch, samples_per_insert=None, min_replay_size=1)
@@ -133,19 +139,20 @@ def main() -> None:
     ours = bytes_per_step(n_step, args.steps, default_chunk)
     print(f"  n-step {n_step}: {ours:10,.0f} bytes/step = {ours / frame_bytes:.4f} raw frames; "
           f"naive / ours = {naive / ours:.2f}x")
+  episode = min(EPISODE_LENGTH, args.steps)  # write_episodes cuts the last episode short
   print("  floor: one frame per observation, T + 1 per episode of T steps "
-        f"({(500 + 1) / 500:.3f} frames/step for the 500-step episodes written here)")
+        f"({(episode + 1) / episode:.3f} frames/step for the {episode}-step episodes written here)")
 
   print(f"Chunk length trade-off (n-step {config.n_step}, batch {args.batch}; rendered cartpole-swingup frames):")
   for chunk_length in sorted({1, 2, 4, 8, 16, default_chunk}):
     memory = bytes_per_step(config.n_step, args.steps, chunk_length, rendered_frames) / frame_bytes
     rate, cpu_ms = sampling_cost(dataclasses.replace(config, replay_chunk_length=chunk_length), args.seconds / 2,
-                                 rendered_frames)
+                                 args.table_steps, rendered_frames)
     print(f"  {chunk_length:3d} steps: {memory:.4f} raw frames/step, {rate:7,.0f} transitions/s sampled, "
           f"{cpu_ms:5.1f} CPU ms per batch{'  (default)' if chunk_length == default_chunk else ''}")
 
-  supplied, _ = sampling_cost(config, args.seconds)
-  server, layout = filled_table(config)
+  supplied, _ = sampling_cost(config, args.seconds, args.table_steps)
+  server, layout = filled_table(config, args.table_steps)
   replicator = rlrep.make_replicator("cpu:1")
   input_fn = replay.make_input_fn(f"localhost:{server.port}", layout, config.discount, args.batch)
   learner = Learner(replicator, OBSERVATION_SPEC, ACTION_SPEC, config,
