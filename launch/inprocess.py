@@ -3,6 +3,9 @@
 For debugging: breakpoints work in any role and a crash in any thread stops the run and re-raises that
 exception, with its own traceback, in the main thread. Threads interleave freely, so runs are repeatable
 only as far as the seeds go (environments, networks and augmentation are seeded; scheduling is not).
+
+Devices: the learner's replicator gets the GPUs, and grows their memory as it needs it (EGL rendering on the same
+GPU needs the rest); the actors and the evaluator keep their policies on the CPU (`devices.on_cpu`).
 """
 
 from __future__ import annotations
@@ -11,20 +14,24 @@ import threading
 from typing import Callable
 
 import rlrep
+from environments import rendering
 from launch import interrupts, roles
 from launch.checkpoints import CheckpointStore
 from launch.counter import Counter
 from launch.experiment import Experiment
+from launch.roles import devices
 
 JOIN_TIMEOUT_S = 120.0
 
 
 def run(experiment: Experiment) -> dict:
   """Runs the experiment to its frame budget (or Ctrl-C); returns the summary."""
-  replicator = rlrep.make_replicator(experiment.replicas)  # first: device setup precedes any TF op
+  devices.grow_gpu_memory()  # before the replicator sets the GPUs up
+  replicator = rlrep.make_replicator(experiment.replicas)  # first TF op: device setup precedes it
   builder = experiment.make_builder()
   counts = CheckpointStore(experiment.out_dir / "checkpoints").latest() or {}
   counter = Counter(**{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")}, echo=True)
+  counter.announce(f"devices: actors and the evaluator act on the CPU; rendering: {rendering.describe_gl_backend()}")
   server = roles.make_replay_server(builder, experiment.replay_port, experiment.replay_checkpoint_dir)
   address = f"localhost:{server.port}"
   failures: list[BaseException] = []
@@ -41,9 +48,9 @@ def run(experiment: Experiment) -> dict:
         counter.request_stop(f"{name} failed: {type(error).__name__}: {error}")
     return threading.Thread(target=target, name=name, daemon=True)
 
-  actors = [guarded(f"actor-{i}", roles.run_actor, experiment, builder, address, counter, i)
+  actors = [guarded(f"actor-{i}", devices.on_cpu(roles.run_actor), experiment, builder, address, counter, i)
             for i in range(experiment.actors)]
-  evaluation = guarded("evaluator", roles.run_evaluator, experiment, builder, address, counter)
+  evaluation = guarded("evaluator", devices.on_cpu(roles.run_evaluator), experiment, builder, address, counter)
   try:
     try:
       with interrupts.stop_requests(_request_stop(counter)):

@@ -7,6 +7,8 @@ a handle with the same methods otherwise). They never start processes or know th
 * actors (`actor.py`): step the environment with the exploring policy, write to replay, report to the counter.
 * learner (`learner.py`): replicated updates from replay, weight publication, progress line, logs and checkpoints.
 * evaluator (`evaluator.py`): the deterministic policy every `eval_every_frames`: return, video, learning curve.
+
+`devices.py` is no role: it sets up which GPUs a role's process uses, for the launchers that start them.
 """
 
 from launch.roles.actor import run_actor

@@ -4,11 +4,12 @@ One run serves most checks (Ray and TensorFlow start-up in six processes costs a
 it kills one actor process and waits for the restart to show in train.csv, kills the evaluator and waits for
 its next evaluation, then sends Ctrl-C to the whole process group, as a terminal would. A killed learner,
 replay server or counter ends a run, so each has its own; the learner's resumed run ends with SIGTERM to the
-driver alone, as `kill` or Kubernetes would send it.
+driver alone, as `kill` or Kubernetes would send it. Ray's token authentication is on, as Ray sets it up by default.
 """
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -17,8 +18,10 @@ import time
 import psutil
 import pytest
 
-from launch import metrics
+from launch import local, metrics
 from launch.checkpoints import CheckpointStore
+from launch.experiment import Experiment
+from launch.program import fit_to_nodes
 
 TINY_LOCAL = ["--mode", "local", "--actors", "2", "--task", "cartpole-swingup", "--image-size", "32",
               "--action-repeat", "2", "--render-quality", "fast", "--batch-size", "16", "--hidden-sizes", "32",
@@ -28,11 +31,26 @@ TINY_LOCAL = ["--mode", "local", "--actors", "2", "--task", "cartpole-swingup", 
               "--frames", "1000000"]
 
 
+ROLE_CLASSES = {"replay": "ReplayRole", "learner": "LearnerRole", "evaluator": "EvaluatorRole", "actor-0": "ActorRole",
+                "counter": "ray::Counter"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_token_authentication(tmp_path_factory):
+  """Ray's token authentication as Ray sets it up by default (RAY_AUTH_MODE unset, a token available), with a
+  token of the tests' own, so that they neither read nor create ~/.ray/auth_token."""
+  token = tmp_path_factory.mktemp("ray") / "auth_token"
+  token.write_text(secrets.token_hex(32))
+  with pytest.MonkeyPatch.context() as environment:
+    environment.delenv("RAY_AUTH_MODE", raising=False)  # tests/conftest.py turns it off for in-process Ray
+    environment.setenv("RAY_AUTH_TOKEN_PATH", str(token))
+    yield
+
+
 def _start_train(*args: str, stdout=subprocess.PIPE, environ=os.environ) -> subprocess.Popen:
-  """`rlrep train ARGS` in a process group of its own (a test can signal all of it), Ray's token auth off."""
+  """`rlrep train ARGS` in a process group of its own (a test can signal all of it)."""
   return subprocess.Popen([sys.executable, "-m", "launch.cli", "train", *args], stdout=stdout,
-                          stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                          env={**environ, "RAY_AUTH_MODE": "disabled"})
+                          stderr=subprocess.STDOUT, text=True, start_new_session=True, env=dict(environ))
 
 
 def _wait_for(condition, what: str, process: subprocess.Popen, timeout_s: float = 300.0):
@@ -74,8 +92,9 @@ def interrupted_run(tmp_path_factory):
               process)
     actor_processes = _wait_for(lambda: _processes_named(driver, "ActorRole"), "actor processes", process)
     every_process = driver.children(recursive=True)
+    # What each role process started with: /proc/PID/environ holds the environment it was started with.
+    environments = {role: _processes_named(driver, name)[0].environ() for role, name in ROLE_CLASSES.items()}
     killed = actor_processes[0]
-    actor_environment = killed.environ()
     killed.kill()
     frames_at_kill = metrics.read_log(out, "train")[-1]["frames"]
     _wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
@@ -99,8 +118,7 @@ def interrupted_run(tmp_path_factory):
       os.killpg(process.pid, signal.SIGKILL)
     log.close()
   return {"out": out, "returncode": process.returncode, "processes": every_process, "killed": killed.pid,
-          "actor_environment": actor_environment,
-          "log": (out.parent / "driver.log").read_text()}
+          "environments": environments, "log": (out.parent / "driver.log").read_text()}
 
 
 def test_ctrl_c_stops_cleanly_with_a_final_checkpoint_and_summary(interrupted_run):
@@ -113,7 +131,22 @@ def test_ctrl_c_stops_cleanly_with_a_final_checkpoint_and_summary(interrupted_ru
 
 
 def test_role_processes_use_two_malloc_arenas(interrupted_run):
-  assert interrupted_run["actor_environment"].get("MALLOC_ARENA_MAX") == "2"
+  assert interrupted_run["environments"]["actor-0"].get("MALLOC_ARENA_MAX") == "2"
+
+
+def test_roles_without_gpus_start_with_cuda_visible_devices_empty_and_tensorflow_sees_none(interrupted_run):
+  """No GPU here and a CPU learner: every role process starts with CUDA_VISIBLE_DEVICES="" (so TensorFlow cannot
+  load a GPU), and each role's log reports what its TensorFlow sees and how it renders."""
+  assert {role: env.get("CUDA_VISIBLE_DEVICES") for role, env in interrupted_run["environments"].items()} == {
+      role: "" for role in ROLE_CLASSES}
+  for role in ("replay", "learner", "evaluator", "actor-0", "actor-1"):
+    lines = (interrupted_run["out"] / "logs" / f"{role}.log").read_text().splitlines()
+    report = json.loads(next(line for line in lines if line.startswith("devices: ")).split(" ", 1)[1])
+    assert report["role"] == role and report["cuda_visible_devices_at_start"] == ""
+    assert report["tensorflow_gpus"] == [] and report["rendering"].startswith(("egl", "osmesa"))
+  log = interrupted_run["log"]
+  assert "devices: the learner on CPUs (no GPU); every other role sees no GPU" in log
+  assert "[evaluator] rendering: " in log and "[actor-0] rendering: " in log
 
 
 def test_a_killed_evaluator_is_restarted_and_evaluates_again(interrupted_run):
@@ -221,3 +254,29 @@ def test_a_killed_replay_or_counter_stops_the_run_naming_it_with_the_resume_comm
   assert f"the {name} role died" in output and f"rlrep train --resume {out}" in output, output[-3000:]
   assert "Traceback" not in output.split(f"the {name} role died")[0][-2000:]
   assert not alive
+
+
+def test_ray_address_attaches_local_mode_only():
+  with pytest.raises(ValueError, match="--ray-address attaches local mode's roles to a Ray cluster: use it with --mode "
+                                       "local, not --mode inprocess"):
+    Experiment(ray_address="10.0.0.2:6379")
+
+
+def _nodes(*resources: dict) -> list[dict]:
+  return [{"NodeManagerAddress": f"10.0.0.{i}", "Resources": node} for i, node in enumerate(resources, start=2)]
+
+
+def test_a_cluster_that_cannot_host_every_role_is_refused_with_the_ray_start_line_that_fixes_it():
+  experiment = Experiment(mode="local", replicas="gpu", actors=2)
+  gpu_less = _nodes({"CPU": 1.0, "rlrep_learner_host": 1.0}, {"CPU": 8.0, "rlrep_worker": 1000.0})
+  program = {role.name: role for role in fit_to_nodes(experiment, [node["Resources"] for node in gpu_less])}
+  with pytest.raises(ValueError, match=r"learner needs \{'CPU': 1.0, 'GPU': 1, 'rlrep_learner_host': 1\}.*"
+                                       r"ray start --address HEAD:PORT --num-gpus N"):
+    local._check_placeable(program, gpu_less, "10.0.0.2:6379")
+  small = _nodes({"CPU": 1.0, "GPU": 2.0, "rlrep_learner_host": 1.0}, {"CPU": 2.0, "rlrep_worker": 1000.0})
+  program = {role.name: role for role in fit_to_nodes(experiment, [node["Resources"] for node in small])}
+  assert program["learner"].accelerator_count == 2  # --replicas gpu: every GPU of the learner's node
+  with pytest.raises(ValueError, match="the roles that need rlrep_worker need 4 CPU in all, their nodes offer 2"):
+    local._check_placeable(program, small, "10.0.0.2:6379")
+  roomy = _nodes({"CPU": 1.0, "GPU": 2.0, "rlrep_learner_host": 1.0}, {"CPU": 4.0, "rlrep_worker": 1000.0})
+  local._check_placeable(program, roomy, "10.0.0.2:6379")
