@@ -28,7 +28,8 @@ from launch.experiment import EXPERIMENT_FILE, Experiment
 
 # Settings that place, budget, store or present a run without changing what it learns.
 IGNORED_FOR_GROUPING = ("seed", "out", "mode", "frames", "actors", "replicas", "log_every_s", "checkpoint_every_s",
-                        "checkpoint_replay", "cluster", "video_size", "video_format", "replay_port", "wandb")
+                        "checkpoint_replay", "cluster", "video_size", "video_format", "replay_port", "wandb",
+                        "verbose")
 # Agent settings of the same kind: how replay stores its items (chunks of steps), not which are sampled, and how
 # fast the learner computes (its precision, updates per compiled call), not what it learns.
 AGENT_FIELDS_IGNORED_FOR_GROUPING = ("seed", "replay_chunk_length", "precision", "steps_per_call")

@@ -48,6 +48,9 @@ class Experiment:
       CleanRL's --track), with the experiment as its config; a --resume continues that W&B run. Needs
       `pip install 'rlrep[wandb]'` and `wandb login` (or WANDB_MODE=offline); W&B's environment variables
       apply, and its files go to <out>/wandb unless WANDB_DIR is set.
+    verbose: show on the terminal what third-party libraries write to stderr (Reverb's server, absl, gRPC,
+      TensorFlow: informational lines and deprecation notices); by default an in-process run keeps them in
+      <out>/logs/third_party.log and shows only the rest (launch/quiet.py).
     checkpoint_every_s: seconds between learner checkpoints (and one at the end).
     checkpoint_replay: with every learner checkpoint also save the replay server's tables (newest only, in
       <out>/checkpoints/replay), so --resume continues with the replay it had instead of refilling an empty
@@ -79,6 +82,7 @@ class Experiment:
   video_size: int = 256
   log_every_s: float = 10.0
   wandb: str | None = None
+  verbose: bool = False
   checkpoint_every_s: float = 600.0
   checkpoint_replay: bool = False
   publish_every_steps: int = 10
@@ -92,7 +96,8 @@ class Experiment:
       "scale and processes": ("mode", "actors", "envs_per_actor", "replicas", "publish_every_steps", "replay_port",
                               "ray_address"),
       "evaluation, logs and checkpoints": ("eval_every_frames", "eval_episodes", "video_format", "video_size",
-                                           "log_every_s", "wandb", "checkpoint_every_s", "checkpoint_replay"),
+                                           "log_every_s", "wandb", "verbose", "checkpoint_every_s",
+                                           "checkpoint_replay"),
   }
 
   def __post_init__(self):

@@ -9,8 +9,11 @@ import dataclasses
 import pathlib
 from typing import TYPE_CHECKING
 
+from launch import quiet
 from launch.checkpoints import CheckpointStore
 from launch.experiment import Experiment, load_experiment, prepare_output_dir
+
+THIRD_PARTY_LOG = "third_party.log"  # in <out>/logs: what libraries wrote to stderr, shown with --verbose
 
 if TYPE_CHECKING:  # rlrep imports TensorFlow: only when a run needs it
   from rlrep.precision import PrecisionChoice
@@ -108,6 +111,7 @@ def train(experiment: Experiment, *, resume: bool = False, overwrite: bool = Fal
   prepare_output_dir(experiment, resume=resume, overwrite=overwrite)
   if experiment.mode == "inprocess":
     from launch import inprocess
-    return inprocess.run(experiment)
+    with quiet.third_party_output_to(experiment.out_dir / "logs" / THIRD_PARTY_LOG, verbose=experiment.verbose):
+      return inprocess.run(experiment)
   from launch import local
   return local.run(experiment, ray_address=experiment.ray_address)
