@@ -210,7 +210,8 @@ def _worker_group(experiment: Experiment, name: str, group: str, replicas: int, 
 
 
 def _learner_group(experiment: Experiment, name: str, learner: Role) -> dict:
-  """The learner's own pod: a TPU host, a GPU node, or (a CPU learner) a pod with the cores it asked for."""
+  """The learner's own pods, one per learner host: a TPU host, GPU nodes, or (a CPU learner) pods with the cores it
+  asked for."""
   host = {LEARNER_HOST_RESOURCE: 1}
   count = str(learner.accelerator_count)
   if learner.accelerator == "tpu":
@@ -222,11 +223,13 @@ def _learner_group(experiment: Experiment, name: str, learner: Role) -> dict:
                                         "cloud.google.com/gke-tpu-topology": tpu.topology},
                          hosts=tpu.hosts, ray_cpus=1, extra_env=LIBTPU_ENV)
   if learner.accelerator == "gpu":
-    return _worker_group(experiment, name, "gpu-learner", 1, cpus=GPU_LEARNER_CPUS, ray_resources=host,
+    return _worker_group(experiment, name, "gpu-learner", experiment.learner_hosts, cpus=GPU_LEARNER_CPUS,
+                         ray_resources=host,
                          extra_limits={"nvidia.com/gpu": count},
                          node_selector={"cloud.google.com/gke-accelerator": experiment.cluster.gpu_accelerator},
                          ray_cpus=1, gpus=learner.accelerator_count)
-  return _worker_group(experiment, name, "cpu-learner", 1, cpus=math.ceil(learner.cpus), ray_resources=host)
+  return _worker_group(experiment, name, "cpu-learner", experiment.learner_hosts, cpus=math.ceil(learner.cpus),
+                       ray_resources=host)
 
 
 def _check_replay_fits_a_worker(experiment: Experiment) -> None:

@@ -35,6 +35,10 @@ class Experiment:
     envs_per_actor: environments each actor steps in lockstep with one batched policy call per round; on
       CPUs a small conv policy costs about as much per call as a fast render, so batching raises frames/s.
     replicas: learner devices as an rlrep replicator spec: auto, cpu, cpu:N, gpu[:N], tpu[:ADDR], multi_worker.
+    learner_hosts: hosts the learner spans (local and cluster mode): one learner process per host, each sampling
+      its own share of the batch from replay and updating in lockstep with the others (MultiWorkerMirroredStrategy,
+      its TF_CONFIG built from where the processes run), over each host's devices as --replicas says (cpu, gpu,
+      gpu:N or auto). On an existing Ray cluster each goes to its own node advertising rlrep_learner_host.
     frames: environment frames (agent steps x action repeat) to train for, summed over actors.
     out: output directory.
     seed: base seed: actor i's environment j uses seed + 1 + i + 100_000 j, the evaluator seed + 10_000.
@@ -73,6 +77,7 @@ class Experiment:
   actors: int = 1
   envs_per_actor: int = 1
   replicas: str = "cpu:1"
+  learner_hosts: int = 1
   frames: int = 100_000
   out: str = "runs/experiment"
   seed: int = 0
@@ -93,8 +98,8 @@ class Experiment:
 
   OPTION_GROUPS = {
       "run": ("agent", "task", "frames", "out", "seed"),
-      "scale and processes": ("mode", "actors", "envs_per_actor", "replicas", "publish_every_steps", "replay_port",
-                              "ray_address"),
+      "scale and processes": ("mode", "actors", "envs_per_actor", "replicas", "learner_hosts", "publish_every_steps",
+                              "replay_port", "ray_address"),
       "evaluation, logs and checkpoints": ("eval_every_frames", "eval_episodes", "video_format", "video_size",
                                            "log_every_s", "wandb", "verbose", "checkpoint_every_s",
                                            "checkpoint_replay"),
@@ -129,6 +134,10 @@ class Experiment:
       problems.append(f"seed must be >= 0, got {self.seed}")
     if self.publish_every_steps < 1:
       problems.append(f"publish_every_steps must be >= 1, got {self.publish_every_steps}")
+    if self.learner_hosts < 1:
+      problems.append(f"learner_hosts must be >= 1, got {self.learner_hosts}")
+    elif self.learner_hosts > 1:
+      problems += learner_hosts_problems(self)
     if self.ray_address is not None and self.mode != "local":
       problems.append(f"--ray-address attaches local mode's roles to a Ray cluster: use it with --mode local, not "
                       f"--mode {self.mode}")
@@ -161,6 +170,21 @@ class Experiment:
     rest = {key: value for key, value in data.items() if key not in cluster_fields}
     return cls(**{**rest, "cluster": ClusterConfig.from_experiment_json(data),
                   "agent_config": config_class(**agent_config)})
+
+
+def learner_hosts_problems(experiment: Experiment) -> list[str]:
+  """Why `experiment` cannot span `learner_hosts` > 1 hosts, if it cannot."""
+  kind, _, count = experiment.replicas.partition(":")
+  if experiment.mode == "inprocess":
+    return [f"--learner-hosts {experiment.learner_hosts} runs a learner process per host: use --mode local (this "
+            "machine, or an existing Ray cluster with --ray-address) or --mode cluster"]
+  if kind == "tpu":
+    return ["--learner-hosts > 1 with --replicas tpu would need a multi-host TPU slice, which rlrep does not run: use "
+            "one TPU host (a single-host topology such as 2x2 or 2x4), or GPU hosts"]
+  if kind == "multi_worker" or (kind == "cpu" and count not in ("", "1")):
+    return [f"--learner-hosts takes --replicas cpu, gpu, gpu:N or auto (each host's devices), not "
+            f"{experiment.replicas!r}: rlrep builds the hosts' TF_CONFIG itself, and a host computes on one CPU device"]
+  return []
 
 
 EXPERIMENT_FILE = "experiment.json"

@@ -43,6 +43,7 @@ import math
 import os
 import pathlib
 import secrets
+import socket
 import sys
 import time
 import warnings
@@ -143,12 +144,33 @@ class ReplayRole:
 
 
 class LearnerRole:
-  def run(self, experiment: Experiment, address: str, counter: CounterClient) -> dict:
-    _role_output_to_file(experiment, "learner", counter)
+  def host_address(self) -> str:
+    """HOST:PORT on which this learner host's collectives will listen: its node's address and a free port."""
+    with socket.socket() as probe:
+      probe.bind(("", 0))
+      port = probe.getsockname()[1]
+    return f"{ray.util.get_node_ip_address()}:{port}"
+
+  def run(self, experiment: Experiment, address: str, counter: CounterClient, name: str = "learner",
+          tf_config: str | None = None) -> dict:
+    """Trains as role `name`; with `tf_config` (a learner on several hosts) as the host it names."""
+    _role_output_to_file(experiment, name, counter)
     devices.grow_gpu_memory()  # before the replicator sets the GPUs up: EGL rendering on them needs the rest
-    _log_devices("learner", counter)
-    replicator = rlrep.make_replicator(experiment.replicas)  # first TF op: device setup precedes it
+    _log_devices(name, counter)
+    if tf_config is not None:
+      os.environ["TF_CONFIG"] = tf_config  # what MultiWorkerMirroredStrategy reads
+    replicator = rlrep.make_replicator("multi_worker" if tf_config else experiment.replicas)  # first TF op
     return roles.LearnerRole(experiment, experiment.make_builder(), address, counter, replicator).run()
+
+
+def tf_configs(host_addresses: list[str]) -> list[str]:
+  """The TF_CONFIG of each learner host, in order (host 0 is the chief).
+
+  >>> json.loads(tf_configs(["10.0.0.2:4000", "10.0.0.3:4001"])[1])
+  {'cluster': {'worker': ['10.0.0.2:4000', '10.0.0.3:4001']}, 'task': {'type': 'worker', 'index': 1}}
+  """
+  return [json.dumps({"cluster": {"worker": host_addresses}, "task": {"type": "worker", "index": index}})
+          for index in range(len(host_addresses))]
 
 
 class EvaluatorRole:
@@ -271,7 +293,7 @@ def _shortfalls(program: dict[str, Role], nodes: list[dict]) -> list[str]:
   problems = []
   for placement, members in groups.items():
     hosts = [node["Resources"] for node in nodes if placement is None or placement in node["Resources"]]
-    for resource in ("CPU", "GPU", "TPU"):
+    for resource in ("CPU", "GPU", "TPU", *([placement] if placement else [])):  # e.g. one learner host per node
       need = sum(demand(role).get(resource, 0) for role in members)
       offered = sum(host.get(resource, 0) for host in hosts)
       if need > offered:
@@ -396,7 +418,11 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool, rend
   replay = unstarted.watch("replay", start(ReplayRole, "replay", enable_task_events=False).remote(experiment))
   address = unstarted.get(replay.address.remote())
   print(f"replay server at {address}", flush=True)
-  learner = unstarted.watch("learner", start(LearnerRole, "learner").remote()).run.remote(experiment, address, counter)
+  learner_names = [name for name, role in program.items() if role.kind == "learner"]
+  hosts = [unstarted.watch(name, start(LearnerRole, name).remote()) for name in learner_names]
+  configs = tf_configs(unstarted.get([host.host_address.remote() for host in hosts])) if len(hosts) > 1 else [None]
+  learner, *other_learner_hosts = [host.run.remote(experiment, address, counter, name, config)
+                                   for host, name, config in zip(hosts, learner_names, configs)]
   evaluator = unstarted.watch("evaluator", start(EvaluatorRole, "evaluator").remote()).run.remote(
       experiment, address, counter)
   actors = [unstarted.watch(f"actor-{i}", start(ActorRole, f"actor-{i}").remote()).run.remote(
@@ -412,7 +438,8 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool, rend
   try:
     try:
       with interrupts.stop_requests(interrupt):
-        _wait_for_learner(learner, [evaluator, *actors], vital, experiment.out, terminal, unstarted)
+        _wait_for_learner(learner, other_learner_hosts, [evaluator, *actors], vital, experiment.out, terminal,
+                          unstarted)
     except KeyboardInterrupt:
       reason = reasons[0] if reasons else "interrupted (Ctrl-C)"
       print(f"{reason}: stopping every role (the learner writes a final checkpoint) ...", flush=True)
@@ -502,9 +529,11 @@ class _VitalRoles:
       self._counter.request_stop(reason)
 
 
-def _wait_for_learner(learner: ray.ObjectRef, others: list[ray.ObjectRef], vital: _VitalRoles, out: str,
-                      terminal: _Terminal, unstarted: _Unstarted) -> None:
-  """Returns when the learner is done; a failure anywhere stops the run and is raised here."""
+def _wait_for_learner(learner: ray.ObjectRef, other_learner_hosts: list[ray.ObjectRef], others: list[ray.ObjectRef],
+                      vital: _VitalRoles, out: str, terminal: _Terminal, unstarted: _Unstarted) -> None:
+  """Returns when the learner (its first host) is done; a failure anywhere stops the run and is raised here, a
+  learner host's with the resume command."""
+  others = [*other_learner_hosts, *others]
   while True:
     done, _ = ray.wait([learner, *others], num_returns=1, timeout=POLL_S)
     vital.check()
@@ -516,7 +545,7 @@ def _wait_for_learner(learner: ray.ObjectRef, others: list[ray.ObjectRef], vital
       except Exception as error:
         vital.request_stop(f"a role failed: {type(error).__name__}")
         vital.check()  # a dead counter or replay server is the cause to report, not its victims' errors
-        if ref is learner:
+        if ref is learner or any(ref is host for host in other_learner_hosts):
           # Its process or node died (no traceback worth showing), or its code raised (the traceback shows where).
           died = isinstance(error, ray.exceptions.RayActorError)
           raise (RunFailed if died else RuntimeError)(

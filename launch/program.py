@@ -7,6 +7,8 @@ cluster mode also sizes the Kubernetes worker groups from them.
 >>> from launch.experiment import Experiment
 >>> [role.name for role in make_program(Experiment(actors=2))]
 ['counter', 'replay', 'learner', 'evaluator', 'actor-0', 'actor-1']
+>>> [role.name for role in make_program(Experiment(mode="local", learner_hosts=2))]
+['counter', 'replay', 'learner', 'learner-1', 'evaluator', 'actor-0']
 """
 
 from __future__ import annotations
@@ -65,6 +67,12 @@ def learner_devices(experiment: Experiment) -> tuple[str | None, int, float]:
   return None, 0, 1.0  # auto / multi_worker: whatever the learner's host offers
 
 
+def learner_name(host: int) -> str:
+  """The learner role on host `host` of the learner's hosts: "learner" for the first (the chief), else
+  "learner-1", "learner-2", ..."""
+  return "learner" if host == 0 else f"learner-{host}"
+
+
 def make_program(experiment: Experiment) -> tuple[Role, ...]:
   """The roles of `experiment`: counter, replay, learner, evaluator and one role per actor."""
   accelerator, count, learner_cpus = learner_devices(experiment)
@@ -72,8 +80,8 @@ def make_program(experiment: Experiment) -> tuple[Role, ...]:
           # In cluster mode replay takes a whole CPU worker pod, so the memory its table fills is its own.
           Role("replay", "replay", cpus=CPU_WORKER_CPUS if experiment.mode == "cluster" else 1.0,
                placement=WORKER_RESOURCE),
-          Role("learner", "learner", cpus=learner_cpus, accelerator=accelerator, accelerator_count=count,
-               placement=LEARNER_HOST_RESOURCE),
+          *(Role(learner_name(host), "learner", cpus=learner_cpus, accelerator=accelerator, accelerator_count=count,
+                 placement=LEARNER_HOST_RESOURCE) for host in range(experiment.learner_hosts)),
           Role("evaluator", "evaluator", cpus=1.0, restartable=True, placement=WORKER_RESOURCE),
           *(Role(f"actor-{i}", "actor", cpus=1.0, restartable=True, placement=WORKER_RESOURCE)
             for i in range(experiment.actors)))

@@ -85,9 +85,15 @@ class Learner(Protocol):
   input_wait_s: float
   precision: PrecisionChoice
 
+  def read_input(self) -> bool:
+    """Reads the batches the next `step` trains on, without training; False when replay allowed no sample for the
+    input's idle timeout (what was read is kept for the next call). Hosts that train in lockstep read first and
+    then agree, through the replicator, whether every one of them can step."""
+
   def step(self) -> dict[str, float]:
-    """One update (or `steps_per_call` of them); returns scalar metrics. Raises `StopIteration` (or
-    `tf.errors.OutOfRangeError`) when replay allowed no sample for the input's idle timeout."""
+    """One update (or `steps_per_call` of them) on the batches `read_input` read, reading them first if it has
+    not; returns scalar metrics. Raises `StopIteration` (or `tf.errors.OutOfRangeError`) when replay allowed no
+    sample for the input's idle timeout."""
 
   def restart_input(self) -> None:
     """A fresh input iterator after one ended on its idle timeout."""

@@ -143,9 +143,36 @@ def per_replica_batch_size(global_batch_size: int, num_replicas: int) -> int:
 class Replicator:
   """Runs functions on every replica of a `tf.distribute.Strategy` and moves values in and out."""
 
-  def __init__(self, strategy: tf.distribute.Strategy, description: str):
+  def __init__(self, strategy: tf.distribute.Strategy, description: str, host_index: int = 0, num_hosts: int = 1):
     self.strategy = strategy
     self.description = description
+    self.host_index = host_index  # this process's place among the hosts (TF_CONFIG's task index), 0 = the chief
+    self.num_hosts = num_hosts
+    self._any_host = None  # the compiled vote, made on first use
+
+  @property
+  def is_chief(self) -> bool:
+    """Whether this process is the first host: the one that writes checkpoints, logs and publishes weights."""
+    return self.host_index == 0
+
+  def any_host(self, *flags: bool) -> tuple[bool, ...]:
+    """For each flag, whether any host raised it: a collective call every host must make at the same point.
+
+    Hosts that train in lockstep use it to agree on what they do next (stop; skip an update because a host has
+    no batch yet), so that none waits forever in a collective the others never join. With one host the flags
+    come back as given, and nothing runs on the devices.
+
+    >>> import rlrep
+    >>> rlrep.make_replicator("cpu:2").any_host(True, False)
+    (True, False)
+    """
+    if self.num_hosts == 1:
+      return tuple(bool(flag) for flag in flags)
+    if self._any_host is None:
+      self._any_host = tf.function(lambda raised: self.strategy.run(
+          lambda: tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(raised))))
+    counts = self.local_results(self._any_host(tf.constant([float(flag) for flag in flags])))[0].numpy()
+    return tuple(bool(count > 0) for count in counts)
 
   def __repr__(self) -> str:
     return f"Replicator({self.description}, num_replicas={self.num_replicas})"
@@ -200,7 +227,14 @@ class Replicator:
     Either way the dataset yields per-replica batches (`ctx.per_replica_batch_size(global_batch)`).
     Per-worker (default): `input_fn` runs once per host, whose replicas take its batches in turn.
     Per-replica: `input_fn` runs once per replica (e.g. one Reverb dataset per replica).
+
+    Across hosts `input_fn` runs once per host either way (`replica_id` None), and each host reads its own
+    dataset in Python (`HostInput`): tf.distribute's own multi-worker iterator agrees with the other hosts on
+    every element, so one host's dataset ending (e.g. replay's idle timeout) would end every host's input.
     """
+    if self.num_hosts > 1:
+      return HostInput(self, input_fn(InputContext(num_replicas=self.num_replicas, num_input_pipelines=self.num_hosts,
+                                                   input_pipeline_id=self.host_index)))
     mode = (tf.distribute.InputReplicationMode.PER_REPLICA if per_replica
             else tf.distribute.InputReplicationMode.PER_WORKER)
 
@@ -260,6 +294,30 @@ class Replicator:
       return outputs if reduce is None else self.reduce(outputs, reduce)
 
     return call
+
+
+class HostInput:
+  """A host's share of a multi-host replicator's input: iterating reads this host's dataset and hands one element
+  to each of the host's replicas. An end of the dataset (e.g. replay's idle timeout) ends this host's iteration
+  alone, and the hosts agree on what to do next (`Replicator.any_host`)."""
+
+  def __init__(self, replicator: "Replicator", dataset: tf.data.Dataset):
+    self._strategy = replicator.strategy
+    self._dataset = dataset
+    self._local_replicas = len(replicator.strategy.extended.worker_devices)
+    self._first_replica = replicator.host_index * self._local_replicas  # hosts have equal device counts
+
+  def __iter__(self) -> Iterator[Nest]:
+    elements, pending = iter(self._dataset), []
+    while True:
+      while len(pending) < self._local_replicas:
+        try:
+          pending.append(next(elements))
+        except (StopIteration, tf.errors.OutOfRangeError):
+          return
+      batches, pending = pending, []
+      yield self._strategy.experimental_distribute_values_from_function(
+          lambda context, batches=batches: batches[context.replica_id_in_sync_group - self._first_replica])
 
 
 class _MirroredStrategy(tf.distribute.MirroredStrategy):
@@ -342,5 +400,11 @@ def make_replicator(spec: str = "auto") -> Replicator:
     return _gpu_replicator(parsed.count)
   if parsed.kind == "tpu":
     return _tpu_replicator(parsed.address)
-  workers = len(read_tf_config()["cluster"]["worker"])
-  return Replicator(tf.distribute.MultiWorkerMirroredStrategy(), f"multi-worker ({workers} workers)")
+  config = read_tf_config()
+  chiefs = len(config["cluster"].get("chief", []))  # a chief, if named, is host 0 and the workers follow
+  hosts = chiefs + len(config["cluster"]["worker"])
+  index = int(config["task"]["index"]) + (chiefs if config["task"]["type"] == "worker" else 0)
+  strategy = tf.distribute.MultiWorkerMirroredStrategy()
+  devices = strategy.extended.worker_devices
+  return Replicator(strategy, f"{hosts} hosts of {len(devices)} {precision.device_kind_of(devices)} device(s) each "
+                    f"(this is host {index})", host_index=index, num_hosts=hosts)

@@ -53,11 +53,20 @@ rlrep.testing.NothingTrained: the step moved no trainable variable in 3 step(s) 
 
 Logical CPU devices must exist before TensorFlow initializes (`rlrep.configure_logical_cpus(N)` in a
 conftest.py, or first thing in the script).
+
+Across hosts, `run_hosts(script, hosts=2)` runs a script in that many processes on this machine, joined as one
+multi-host cluster (TF_CONFIG on loopback ports): a script that calls `assert_replicates(...,
+replicator=rlrep.make_replicator("multi_worker"))` checks the step on every host's replicas against one device.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import socket
+import subprocess
+import sys
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -181,23 +190,34 @@ def _train(repl: replicator_lib.Replicator, build: Callable[[], Any], step: Call
   global_batch = len(tf.nest.flatten(batches[0])[0])
   per_replica = replicator_lib.per_replica_batch_size(global_batch, repl.num_replicas)
 
+  local_replicas = len(repl.strategy.extended.worker_devices)
+
   def input_fn(context: replicator_lib.InputContext) -> tf.data.Dataset:
-    # Replica r reads rows [r*b, (r+1)*b) of every global batch: together, exactly the one-device batches.
-    start = context.replica_id * per_replica
-    own_rows = [tf.nest.map_structure(lambda x: x[start:start + per_replica], batch) for batch in batches]
+    # Replica r reads rows [r*b, (r+1)*b) of every global batch: together, exactly the one-device batches. On
+    # one host each replica has a dataset of its own; across hosts each host's dataset feeds its replicas in turn
+    # (host h's replicas are h*L .. h*L+L-1).
+    replicas = ([context.replica_id] if context.replica_id is not None else
+                [context.input_pipeline_id * local_replicas + local for local in range(local_replicas)])
+    own_rows = [tf.nest.map_structure(lambda x: x[r * per_replica:(r + 1) * per_replica], batch)
+                for batch in batches for r in replicas]
     stacked = tf.nest.map_structure(lambda *rows: np.stack(rows), *own_rows)
     return tf.data.Dataset.from_tensor_slices(stacked)
 
   iterator = iter(repl.distribute_dataset(input_fn, per_replica=True))
   train = repl.function(lambda batch: step(state, batch))
   for _ in batches:  # one call per step, so the gradients are recorded in the order they are applied
-    train(iterator)
+    train((next(iterator),))
   return variables, initial, log
 
 
 def assert_replicates(build: Callable[[], Any], step: Callable[[Any, Nest], Any], batches: Sequence[Nest], *,
-                      num_replicas: int = 4, atol: float = 1e-5, rtol: float = 1e-4) -> ReplicationReport:
+                      num_replicas: int = 4, atol: float = 1e-5, rtol: float = 1e-4,
+                      replicator: replicator_lib.Replicator | None = None) -> ReplicationReport:
   """Asserts that `step` trains identically on 1 device and on `num_replicas` logical CPU replicas.
+
+  Given a `replicator` instead (e.g. `make_replicator("multi_worker")` on each of several hosts, every host
+  calling this with the same arguments), it compares training on that replicator's replicas, every host's,
+  with one local device: each host checks its own replicas against the global batch's gradients.
 
   Args:
     build: creates the model state (Keras models, Keras optimizers, usually through `rlrep.wrap_optimizer`,
@@ -213,10 +233,13 @@ def assert_replicates(build: Callable[[], Any], step: Callable[[Any, Nest], Any]
   Returns the report on success. Raises `NothingTrained` if the step moves no trainable variable on one
   device, and `ReplicationMismatch` naming what differed and the likely bug otherwise.
   """
+  num_replicas = replicator.num_replicas if replicator is not None else num_replicas
   if num_replicas < 2:
     raise ValueError(f"num_replicas must be >= 2 to compare against one device, got {num_replicas}.")
   single = replicator_lib.make_replicator("cpu:1")
-  reference, initial, reference_log = _train(single, build, step, batches, None)
+  # Across hosts every host's one-device reference starts where the replicated model starts, from host 0's values.
+  start = _first_hosts_values(replicator, build) if replicator is not None and replicator.num_hosts > 1 else None
+  reference, initial, reference_log = _train(single, build, step, batches, start)
   if all(np.array_equal(v.numpy(), value) for v, value in zip(reference, initial) if v.trainable):
     raise NothingTrained(
         f"the step moved no trainable variable in {len(batches)} step(s) on one device: there is no training to "
@@ -226,7 +249,7 @@ def assert_replicates(build: Callable[[], Any], step: Callable[[Any, Nest], Any]
     raise ValueError("the step applied no gradient through a Keras optimizer (tf.keras.optimizers.Optimizer, plain "
                      "or through rlrep.wrap_optimizer) that build() returned, so the kit cannot compare gradients: "
                      "return the optimizers from build() and apply gradients with them.")
-  multi = replicator_lib.make_replicator(f"cpu:{num_replicas}")
+  multi = replicator or replicator_lib.make_replicator(f"cpu:{num_replicas}")
   replicated, _, replicated_log = _train(multi, build, step, batches, initial)
   names = [v.name for v in reference]
   gradients = _compare_gradients(names, reference_log, replicated_log, num_replicas, atol, rtol)
@@ -238,6 +261,17 @@ def assert_replicates(build: Callable[[], Any], step: Callable[[Any, Nest], Any]
         + "\nLikely cause: " + (gradients.cause or OUTSIDE_OPTIMIZERS).format(n=num_replicas))
   return ReplicationReport(num_replicas, len(batches), variables.worst_difference, variables.worst,
                            gradients.worst_difference, gradients.worst)
+
+
+def _first_hosts_values(repl: replicator_lib.Replicator, build: Callable[[], Any]) -> list[np.ndarray]:
+  """The initial values of `build()`'s variables as host 0 makes them, on every host (a collective call)."""
+  own = [v.numpy() for v in _variables(build())]
+  local_replicas = len(repl.strategy.extended.worker_devices)
+  shared = [tf.constant(value if repl.is_chief else np.zeros_like(value)) / local_replicas for value in own]
+  summed = tf.function(lambda values: repl.strategy.run(
+      lambda: [tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(v))
+               for v in values]))  # identity: a copy on the replica's device, where the collective runs
+  return [np.asarray(value) for value in repl.local_results(summed(shared))[0]]
 
 
 def _first(lines: list[str], limit: int) -> list[str]:
@@ -260,7 +294,8 @@ def _compare_gradients(names: list[str], reference: _GradientLog, replicated: _G
   result, mismatches, count_failures = _Comparison(), [], []
   for index, name in enumerate(names):
     expected = reference.applied[(index, 0)]
-    actual = [replicated.applied[(index, replica)] for replica in range(num_replicas)]
+    # this host's replicas (all of them on one host): the others check their own
+    actual = [updates for (variable, _), updates in sorted(replicated.applied.items()) if variable == index]
     counts = {len(updates) for updates in actual}
     if counts != {len(expected)}:
       count_failures.append(f"{name} received {len(expected)} gradient(s) on one device but "
@@ -320,3 +355,30 @@ def _compare_variables(reference: list[tf.Variable], replicated: list[list[np.nd
 def _replica_values(repl: replicator_lib.Replicator, variable: tf.Variable) -> list[np.ndarray]:
   """The value of every replica's copy: mirrored copies can drift apart when a step is wrong."""
   return [np.asarray(v) for v in repl.strategy.experimental_local_results(variable)]
+
+
+def _free_loopback_port() -> int:
+  with socket.socket() as probe:
+    probe.bind(("127.0.0.1", 0))
+    return probe.getsockname()[1]
+
+
+def run_hosts(script: str, hosts: int = 2, timeout_s: float = 300.0, cwd: str | None = None) -> list[str]:
+  """Runs the Python source `script` in `hosts` processes on this machine, as the hosts of one multi-host
+  cluster (each with TF_CONFIG naming every host on a loopback port, and its own index); returns each host's
+  standard output, host 0 first. Raises AssertionError with a failing host's standard error."""
+  cluster = {"worker": [f"127.0.0.1:{_free_loopback_port()}" for _ in range(hosts)]}
+  processes = [subprocess.Popen(
+      [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+      env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2",
+           "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})})
+      for index in range(hosts)]
+  try:
+    outputs = [process.communicate(timeout=timeout_s) for process in processes]
+  finally:
+    for process in processes:
+      process.kill()
+  for index, (process, (_, stderr)) in enumerate(zip(processes, outputs)):
+    if process.returncode != 0:
+      raise AssertionError(f"host {index} of {hosts} exited with {process.returncode}:\n{stderr[-4000:]}")
+  return [stdout for stdout, _ in outputs]

@@ -231,7 +231,23 @@ class Learner:
     return {dtype: tf.concat([tf.reshape(v.read_value(), [-1]) for v in variables if v.dtype.name == dtype], 0)
             for dtype in {v.dtype.name for v in variables}}
 
+  def read_input(self) -> bool:
+    """Reads the batches the next `step()` trains on; False when the input ended on its idle timeout first (the
+    batches read so far are kept). Hosts training in lockstep read first, then agree whether all can step."""
+    try:
+      self._read_batches()
+    except (StopIteration, tf.errors.OutOfRangeError):
+      return False
+    return True
+
   def step(self) -> dict[str, float]:
+    self._read_batches()
+    batches, self._batches = tuple(self._batches), []
+    values = self.replicator.local_results(self._update(batches))[0].numpy()  # averaged over replicas
+    self._num_steps = int(values[-1])
+    return dict(zip(self._metric_names, values[:-1].tolist()))
+
+  def _read_batches(self) -> None:
     if self._iterator is None:
       raise RuntimeError("this Learner has no input: pass `make_iterator=` (the builder's make_learner does).")
     while len(self._batches) < self.config.steps_per_call:
@@ -242,10 +258,6 @@ class Learner:
       finally:  # a wait that ends in the dataset's idle timeout was a wait too
         self._waited_s += time.perf_counter() - self._waiting_since
         self._waiting_since = None
-    batches, self._batches = tuple(self._batches), []
-    values = self.replicator.local_results(self._update(batches))[0].numpy()  # averaged over replicas
-    self._num_steps = int(values[-1])
-    return dict(zip(self._metric_names, values[:-1].tolist()))
 
   @property
   def input_wait_s(self) -> float:

@@ -3,6 +3,12 @@
 It refuses at start-up an agent whose learner and policy disagree on the weights (`check_agent_contract`),
 resumes from the newest intact checkpoint, publishes weights by name every `publish_every_steps`, and stops
 the run with an error naming the step and the last finite checkpoint when its losses stop being numbers.
+
+A learner on several hosts (`--learner-hosts`) is one such role per host, each sampling its own stream from
+replay, its updates in lockstep with the others' (MultiWorkerMirroredStrategy). Before every update the hosts
+agree (`Replicator.any_host`) whether to stop and whether each has its batches, so none waits in a collective
+the others never join. Host 0, the chief, alone publishes weights, logs, checkpoints and reports to the counter;
+every host restores the same checkpoint.
 """
 
 from __future__ import annotations
@@ -13,7 +19,6 @@ import pathlib
 import time
 
 import numpy as np
-import tensorflow as tf
 
 import rlrep
 from launch import metrics
@@ -50,20 +55,23 @@ class LearnerRole:
                replicator: rlrep.Replicator):
     self._experiment = experiment
     self._counter = counter
+    self._replicator = replicator
+    self._chief = replicator.is_chief
     self._client = replay.connect(address)
     # The replay dataset gives up after LEARNER_IDLE_POLL_S without a sample, so no single wait grows long
     # enough for a Watchdog: `_report_if_starved` watches the time since the last batch instead.
     self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S)
     check_agent_contract(builder, self._learner)
     choice = self._learner.precision
-    counter.announce(f"learner: {replicator.description}, computing in {choice.precision} ({choice.reason})")
+    if self._chief:
+      counter.announce(f"learner: {replicator.description}, computing in {choice.precision} ({choice.reason})")
     self._last_batch = time.perf_counter()
     self._starved_reports = 0
     self._publisher = replay.WeightPublisher(self._client)
     self._checkpoints = CheckpointStore(experiment.out_dir / "checkpoints")
-    self._log = metrics.MetricsLog(experiment.out_dir, "train")
+    self._log = metrics.MetricsLog(experiment.out_dir, "train") if self._chief else None
     restored = self._checkpoints.restore(self._learner)
-    if restored:  # actors wait for the first weights (published below), so replay holds only what was restored
+    if restored and self._chief:  # actors wait for the first weights (published below): replay holds what was restored
       held = self._client.server_info(timeout=30)[replay.REPLAY_TABLE].current_size
       counter.announce(f"resumed at learner step {self._learner.num_steps:,d} ({restored['frames']:,d} frames) "
                        f"with {f'{held:,d} replay items restored' if held else 'an empty replay'}"
@@ -72,8 +80,9 @@ class LearnerRole:
     self._publish()
 
   def _publish(self) -> None:
-    """Publishes the learner's weights unless this version already is (a starved learner does not step)."""
-    if self._learner.num_steps != self._published_steps:
+    """Publishes the learner's weights unless this version already is (a starved learner does not step); the
+    chief's alone, as every host holds the same."""
+    if self._chief and self._learner.num_steps != self._published_steps:
       self._publisher.publish(self._learner.num_steps, self._learner.policy_params())
       self._published_steps = self._learner.num_steps
 
@@ -85,17 +94,24 @@ class LearnerRole:
     learner_metrics: dict[str, float] = {}
     finite = True
     try:
-      while self._counter.stop_reason() is None:
-        try:
+      while True:
+        stop = self._counter.stop_reason() is not None
+        ready = not stop and learner.read_input()
+        missing_somewhere, stop = self._replicator.any_host(not ready, stop)  # the hosts' common decision
+        if stop:
+          break
+        if not missing_somewhere:
           learner_metrics = learner.step()
           self._last_batch, self._starved_reports = time.perf_counter(), 0
-        except (StopIteration, tf.errors.OutOfRangeError):  # replay allowed no sample for a while
+        elif not ready:  # replay allowed this host no sample for a while (a ready host keeps its batches)
           learner.restart_input()
           self._report_if_starved()
         steps = learner.num_steps
         finite = all(math.isfinite(value) for value in learner_metrics.values())
         if not finite:
           raise self._non_finite_error(steps, learner_metrics)
+        if not self._chief:
+          continue
         self._counter.set_learner_steps(steps)
         if steps - self._published_steps >= experiment.publish_every_steps:  # steps move by steps_per_call
           self._publish()
@@ -105,16 +121,17 @@ class LearnerRole:
           self._save_checkpoint()
           last_checkpoint = time.perf_counter()
     finally:
-      if finite:  # never hand actors, or a checkpoint, weights that are not numbers
-        try:
-          self._publish()
-        except Exception as error:  # noqa: BLE001  (replay gone: the checkpoint below matters more)
-          logging.warning("the final weights could not be published (%s); checkpointing them", error)
-      self._counter.set_learner_steps(learner.num_steps)
-      self._log_row(last, learner_metrics)
-      if finite:
-        self._save_checkpoint()
-      self._counter.mark_learner_done()
+      if self._chief:
+        if finite:  # never hand actors, or a checkpoint, weights that are not numbers
+          try:
+            self._publish()
+          except Exception as error:  # noqa: BLE001  (replay gone: the checkpoint below matters more)
+            logging.warning("the final weights could not be published (%s); checkpointing them", error)
+        self._counter.set_learner_steps(learner.num_steps)
+        self._log_row(last, learner_metrics)
+        if finite:
+          self._save_checkpoint()
+        self._counter.mark_learner_done()
     return {"learner_steps": learner.num_steps}
 
   def _save_checkpoint(self) -> None:

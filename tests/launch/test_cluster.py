@@ -414,3 +414,11 @@ def test_kuberay_reads_every_rendered_resources_param_and_accelerators_are_expli
   learner = next(name for name in groups if name.endswith("-learner"))
   assert kuberay_resources(groups[learner]["rayStartParams"])[LEARNER_HOST_RESOURCE] == 1
   assert kuberay_resources(groups["cpu"]["rayStartParams"]) == {WORKER_RESOURCE: 1000}
+
+
+def test_a_learner_on_several_gpu_hosts_gets_a_gpu_pod_per_host():
+  groups = _groups(cluster.render(Experiment(mode="cluster", out="runs/x", replicas="gpu:2", learner_hosts=3)))
+  learner = groups["gpu-learner"]
+  assert learner["replicas"] == learner["minReplicas"] == learner["maxReplicas"] == 3
+  assert kuberay_resources(learner["rayStartParams"]) == {"rlrep_learner_host": 1.0}  # one learner host per pod
+  assert learner["rayStartParams"]["num-gpus"] == "2"

@@ -75,3 +75,20 @@ def test_wandb_is_a_logs_option_and_an_experiment_saved_before_it_loads_without_
   del older["wandb"]
   (tmp_path / "experiment.json").write_text(json.dumps(older))
   assert load_experiment(tmp_path).wandb is None
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({}, "runs a learner process per host: use --mode local"),
+    ({"mode": "local", "replicas": "tpu"}, "would need a multi-host TPU slice, which rlrep does not run"),
+    ({"mode": "cluster", "replicas": "cpu:4"}, "takes --replicas cpu, gpu, gpu:N or auto"),
+    ({"mode": "local", "replicas": "multi_worker"}, "rlrep builds the hosts' TF_CONFIG itself"),
+])
+def test_a_learner_on_several_hosts_is_refused_where_rlrep_cannot_run_one(settings, message):
+  with pytest.raises(ValueError, match=message):
+    Experiment(learner_hosts=2, **settings)
+
+
+def test_a_learner_on_several_hosts_runs_on_cpus_or_gpus_in_local_and_cluster_mode():
+  for mode in ("local", "cluster"):
+    for replicas in ("cpu", "gpu", "gpu:4", "auto"):
+      assert Experiment(mode=mode, replicas=replicas, learner_hosts=3).learner_hosts == 3

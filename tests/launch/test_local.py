@@ -280,3 +280,25 @@ def test_a_cluster_that_cannot_host_every_role_is_refused_with_the_ray_start_lin
     local._check_placeable(program, small, "10.0.0.2:6379")
   roomy = _nodes({"CPU": 1.0, "GPU": 2.0, "rlrep_learner_host": 1.0}, {"CPU": 4.0, "rlrep_worker": 1000.0})
   local._check_placeable(program, roomy, "10.0.0.2:6379")
+
+
+def test_a_learner_on_two_hosts_trains_in_lockstep_and_only_its_chief_writes(tmp_path):
+  """--learner-hosts 2 on this machine: two learner processes joined by the TF_CONFIG rlrep builds, each sampling
+  its own half of every batch; the chief (host 0) logs, publishes and checkpoints, and the run ends cleanly."""
+  out = tmp_path / "two-hosts"
+  tiny = TINY_LOCAL[:TINY_LOCAL.index("--frames")]
+  tiny[tiny.index("--actors") + 1] = "1"  # two learner processes and an actor share this machine's cores
+  result = subprocess.run([sys.executable, "-m", "launch.cli", "train", *tiny, "--learner-hosts", "2",
+                           "--replicas", "cpu", "--frames", "1500", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+  output = result.stdout + result.stderr
+  assert result.returncode == 0, output[-4000:]
+  assert "learner: 2 hosts of 1 CPU device(s) each (this is host 0)" in output
+  summary = json.loads((out / "summary.json").read_text())
+  assert summary["stop_reason"] == "frame budget reached" and summary["learner_steps"] > 0
+  # every host reported its devices; the chief alone wrote the progress rows and the checkpoint
+  for role in ("learner", "learner-1"):
+    assert '"role": "' + role + '"' in (out / "logs" / f"{role}.log").read_text()
+  rows = metrics.read_log(out, "train")
+  assert rows and rows[-1]["learner_steps"] == summary["learner_steps"]
+  assert CheckpointStore(out / "checkpoints").latest()["learner_steps"] == summary["learner_steps"]

@@ -9,10 +9,11 @@ as users are.
 The nodes mirror a real cluster: the head (the driver's node, which also advertises `rlrep_replay_host`), an
 accelerator node (`rlrep_learner_host`, standing in for a GPU or TPU host) and a CPU node (`rlrep_worker`).
 
-The default suite checks what attaching refuses (a wrong token; an --out some node does not share). The `long`
-tests follow one run through what a user lives through: roles placed by those resources, the CPU node dies mid-run
-and its actor and evaluator come back on a CPU node that joined meanwhile, then the accelerator node dies and the
-run stops with the resume command; a new accelerator node joins and the resumed run reaches its frame budget.
+The first tests check what attaching refuses (a wrong token; an --out some node does not share) and run a learner
+on two accelerator nodes; the rest follow one run through what a user lives through: roles placed by those
+resources, the CPU node dies mid-run and its actor and evaluator come back on a CPU node that joined meanwhile, then
+the accelerator node dies and the run stops with the resume command; a new accelerator node joins and the resumed
+run reaches its frame budget. They are marked `cluster`: the test command runs them after the default suite.
 """
 
 import json
@@ -31,9 +32,11 @@ import pytest
 from launch import metrics
 from launch.checkpoints import CheckpointStore
 
+pytestmark = pytest.mark.cluster  # run after the default suite: `pytest -q -m cluster`
+
 RAY = os.path.join(os.path.dirname(sys.executable), "ray")
 # Loopback addresses of the nodes: the head, the accelerator node, CPU nodes and a node without the shared --out.
-HEAD, ACCELERATOR, CPU_NODE, LATE_CPU_NODE, UNSHARED_NODE = (f"127.0.0.{i}" for i in range(2, 7))
+HEAD, ACCELERATOR, CPU_NODE, LATE_CPU_NODE, UNSHARED_NODE, SECOND_ACCELERATOR = (f"127.0.0.{i}" for i in range(2, 8))
 TINY = ["--mode", "local", "--actors", "1", "--no-pixels", "--task", "cartpole-swingup", "--action-repeat", "2",
         "--batch-size", "16", "--hidden-sizes", "32", "--min-replay-size", "100", "--samples-per-insert", "8",
         "--eval-every-frames", "100000", "--log-every-s", "2", "--publish-every-steps", "5",
@@ -181,6 +184,26 @@ def test_an_out_that_a_node_does_not_share_is_refused_before_any_role_starts(clu
   assert not (private / "run" / "logs").exists()  # no role started
 
 
+def test_a_learner_on_two_accelerator_nodes_trains_with_one_process_on_each(cluster, tmp_path):
+  """--learner-hosts 2: a learner process on each node advertising rlrep_learner_host, joined by the TF_CONFIG rlrep
+  builds from where Ray placed them (collectives across nodes), replay reached from both."""
+  cluster.start(SECOND_ACCELERATOR, cpus=1, resources={"rlrep_learner_host": 1})
+  out = tmp_path / "run"
+  try:
+    result = subprocess.run([sys.executable, "-m", "launch.cli", "train", "--ray-address", cluster.address, *TINY,
+                             "--learner-hosts", "2", "--replicas", "cpu", "--frames", "1500", "--out", str(out)],
+                            capture_output=True, text=True, env=cluster.environ, timeout=600)
+  finally:
+    cluster.kill(SECOND_ACCELERATOR)
+  output = result.stdout + result.stderr
+  assert result.returncode == 0, output[-4000:]
+  assert "learner: 2 hosts of 1 CPU device(s) each (this is host 0)" in output
+  assert {role: _nodes(_devices(out, role)) for role in ("learner", "learner-1", "replay")} in (
+      {"learner": [ACCELERATOR], "learner-1": [SECOND_ACCELERATOR], "replay": [HEAD]},
+      {"learner": [SECOND_ACCELERATOR], "learner-1": [ACCELERATOR], "replay": [HEAD]})
+  assert json.loads((out / "summary.json").read_text())["stop_reason"] == "frame budget reached"
+
+
 @pytest.fixture(scope="module")
 def node_failures(cluster, tmp_path_factory):
   """The story: a run on the cluster loses its CPU node (a new one has joined), then its accelerator node; a new
@@ -229,7 +252,6 @@ def _nodes(reports: list[dict]) -> list[str]:
   return [report["node"] for report in reports]
 
 
-@pytest.mark.long
 def test_roles_run_where_the_nodes_resources_say(node_failures):
   before = node_failures["first"]["before"]
   assert _nodes(before["learner"]) == [ACCELERATOR]
@@ -239,13 +261,11 @@ def test_roles_run_where_the_nodes_resources_say(node_failures):
   assert f"replay server at {HEAD}:" in log  # the node's address, which the other nodes reach
 
 
-@pytest.mark.long
 def test_no_role_sees_a_gpu_and_each_says_so_in_its_log(node_failures):
   for reports in node_failures["first"]["before"].values():
     assert reports[0]["cuda_visible_devices_at_start"] == "" and reports[0]["tensorflow_gpus"] == []
 
 
-@pytest.mark.long
 def test_the_actor_and_evaluator_of_a_dead_node_restart_on_a_live_one(node_failures):
   after = node_failures["first"]["after"]
   assert _nodes(after["actor-0"]) == _nodes(after["evaluator"]) == [CPU_NODE, LATE_CPU_NODE]
@@ -253,7 +273,6 @@ def test_the_actor_and_evaluator_of_a_dead_node_restart_on_a_live_one(node_failu
   assert f"[actor-0] restarted by Ray on node {LATE_CPU_NODE}" in log, log[-3000:]
 
 
-@pytest.mark.long
 def test_a_dead_learner_node_stops_the_run_with_the_resume_command(node_failures):
   first = node_failures["first"]
   out = node_failures["out"]
@@ -262,7 +281,6 @@ def test_a_dead_learner_node_stops_the_run_with_the_resume_command(node_failures
   assert f"continue with `rlrep train --resume {out}`" in first["log"]
 
 
-@pytest.mark.long
 def test_the_resumed_run_reaches_its_budget_on_the_new_accelerator_node(node_failures):
   resumed = node_failures["resumed"]
   assert resumed["returncode"] == 0, resumed["log"][-3000:]

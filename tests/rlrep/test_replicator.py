@@ -1,18 +1,14 @@
 """rlrep.replicator: specs, strategy choice, input contexts, compiled steps and errors."""
 
 import json
-import os
 import pathlib
-import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import rlrep
-from rlrep import replicator
+from rlrep import replicator, testing
 
 
 @pytest.mark.parametrize("spec, expected", [
@@ -172,15 +168,9 @@ def test_bad_function_settings_are_refused():
     repl.function(lambda: 0, reduce="median")
 
 
-def _free_port() -> int:
-  with socket.socket() as sock:
-    sock.bind(("127.0.0.1", 0))
-    return sock.getsockname()[1]
-
-
 WORKER = """
-import json, os, sys
-import numpy as np, tensorflow as tf
+import json
+import tensorflow as tf
 import rlrep
 repl = rlrep.make_replicator("multi_worker")
 with repl.scope():
@@ -192,25 +182,16 @@ def step():
   return rlrep.all_sum(rlrep.replica_id() + 1), rlrep.all_max(rlrep.replica_id())
 total, largest = repl.function(step)()
 print(json.dumps({"replicas": repl.num_replicas, "sum": int(repl.local_results(total)[0]),
-                  "max": int(repl.local_results(largest)[0]), "weight": float(weight.numpy())}))
+                  "max": int(repl.local_results(largest)[0]), "weight": float(weight.numpy()),
+                  "host": repl.host_index, "hosts": repl.num_hosts, "chief": repl.is_chief,
+                  "any_host": repl.any_host(repl.host_index == 1, False, True)}))
 """
 
 
 def test_multi_worker_across_two_local_processes():
-  ports = [_free_port(), _free_port()]
-  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-  workers = []
-  for index in range(2):
-    environ = dict(os.environ, TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}),
-                   TF_CPP_MIN_LOG_LEVEL="2")
-    workers.append(subprocess.Popen([sys.executable, "-c", WORKER], env=environ, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, cwd=pathlib.Path(__file__).parents[2]))
-  try:
-    outputs = [w.communicate(timeout=240) for w in workers]
-  finally:
-    for w in workers:
-      w.kill()
-  for worker, (stdout, stderr) in zip(workers, outputs):
-    assert worker.returncode == 0, stderr[-3000:]
-    result = json.loads(stdout.strip().splitlines()[-1])
-    assert result == {"replicas": 2, "sum": 3, "max": 1, "weight": 0.5}
+  outputs = testing.run_hosts(WORKER, hosts=2, timeout_s=240, cwd=str(pathlib.Path(__file__).parents[2]))
+  results = [json.loads(output.strip().splitlines()[-1]) for output in outputs]
+  for host, result in enumerate(results):
+    # any_host: host 1 raised the first flag, nobody the second, both the third: every host hears the same
+    assert result == {"replicas": 2, "sum": 3, "max": 1, "weight": 0.5, "host": host, "hosts": 2,
+                      "chief": host == 0, "any_host": [True, False, True]}

@@ -1,5 +1,8 @@
 """rlrep.testing: the replication kit passes correct steps and catches the classic bugs, even under Adam."""
 
+import json
+import pathlib
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -131,3 +134,37 @@ def test_per_replica_iterator_checks_the_replica_count():
   repl = rlrep.make_replicator("cpu:2")
   with pytest.raises(ValueError, match="values for 3 replicas; the replicator has 2"):
     testing.per_replica_iterator(repl, [np.zeros(1)] * 3)
+
+
+ACROSS_HOSTS = """
+import json, sys
+import tensorflow as tf
+import rlrep
+from rlrep import testing
+repl = rlrep.make_replicator("multi_worker")  # first: the hosts join before any other TensorFlow op
+def build(wrap=rlrep.wrap_optimizer):
+  model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+  model.build((None, 3))
+  return model, wrap(tf.keras.optimizers.SGD(0.1))
+def step(state, batch):
+  model, optimizer = state
+  optimizer.minimize(lambda: tf.reduce_mean((model(batch["x"]) - batch["y"]) ** 2), model.trainable_variables)
+batches = testing.random_batches({"x": (3,), "y": (1,)}, global_batch=8, steps=3, seed=1)
+report = testing.assert_replicates(build, step, batches, replicator=repl)
+try:  # a plain Keras optimizer sums the hosts' gradients
+  testing.assert_replicates(lambda: build(wrap=lambda optimizer: optimizer), step, batches, replicator=repl)
+  caught = None
+except testing.ReplicationMismatch as mismatch:
+  caught = str(mismatch).splitlines()[-1]
+print(json.dumps({"replicas": report.num_replicas, "gradient": report.max_gradient_difference, "caught": caught}))
+"""
+
+
+def test_the_kit_checks_a_step_across_two_hosts_and_catches_a_summed_gradient_there():
+  """Two processes joined as two hosts (one replica each): each host's replica applies the one-device gradient of
+  the global batch, and the kit, run on every host, names the bug of a step that sums the hosts' gradients."""
+  outputs = testing.run_hosts(ACROSS_HOSTS, hosts=2, timeout_s=300, cwd=str(pathlib.Path(__file__).parents[2]))
+  for output in outputs:
+    result = json.loads(output.strip().splitlines()[-1])
+    assert result["replicas"] == 2 and result["gradient"] < 1e-5
+    assert result["caught"].startswith("Likely cause: the replicas applied 2x the 1-device gradient")

@@ -41,6 +41,19 @@ def test_state_features_cartpole_balance_is_learned_within_60k_frames(tmp_path):
 
 
 @pytest.mark.long
+@pytest.mark.timeout(3600)
+def test_state_features_cartpole_balance_is_learned_by_a_learner_on_two_hosts(tmp_path):
+  """The test above with the learner on two hosts (local mode, two learner processes joined by the TF_CONFIG rlrep
+  builds, each sampling half of every batch), judged by the same bar."""
+  out = tmp_path / "balance-two-hosts"
+  assert cli.main(["train", *STATE_BALANCE, "--mode", "local", "--learner-hosts", "2", "--replicas", "cpu",
+                   "--frames", "60000", "--out", str(out)]) == 0
+  rows = metrics.read_log(out, "eval")
+  untrained, second_half = rows[0]["eval_return"], [row["eval_return"] for row in rows if row["frames"] >= 30000]
+  assert max(second_half) >= 700 and max(second_half) >= untrained + 150, f"evaluations {rows}"
+
+
+@pytest.mark.long
 def test_pixels_cartpole_balance_is_learned(tmp_path):
   out = tmp_path / "balance-pixels"
   assert cli.main(["train", "--task", "cartpole-balance", "--render-quality", "fast", "--action-repeat", "8",

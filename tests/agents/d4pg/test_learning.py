@@ -1,7 +1,9 @@
 """The D4PG update: categorical projection, replication on 4 replicas, exact save/restore, augmentation."""
 
 import dataclasses
+import json
 import logging
+import pathlib
 import time
 
 import numpy as np
@@ -75,6 +77,28 @@ def test_update_on_four_replicas_matches_one_device():
                                      lambda state, batch: learning.update(state, batch, CONFIG), _batches(3),
                                      num_replicas=4, atol=1e-5, rtol=1e-4)
   assert report.steps == 3
+
+
+ACROSS_HOSTS = """
+import json, sys
+import rlrep
+repl = rlrep.make_replicator("multi_worker")  # first: the hosts join before any other TensorFlow op
+sys.path.insert(0, "tests/agents/d4pg")
+import test_learning as here
+from agents.d4pg import learning
+from rlrep import testing
+report = testing.assert_replicates(lambda: learning.LearnerState(here.OBSERVATION_SPEC, here.ACTION_SPEC, here.CONFIG),
+                                   lambda state, batch: learning.update(state, batch, here.CONFIG), here._batches(3),
+                                   replicator=repl)
+print(json.dumps({"replicas": report.num_replicas, "steps": report.steps}))
+"""
+
+
+def test_update_on_two_hosts_matches_one_device():
+  """TF-Replicator's promise across hosts: two processes joined as two hosts (MultiWorkerMirroredStrategy), each
+  applying the gradient one device computes for the global batch at every update."""
+  outputs = testing.run_hosts(ACROSS_HOSTS, hosts=2, timeout_s=300, cwd=str(pathlib.Path(__file__).parents[3]))
+  assert [json.loads(output.strip().splitlines()[-1]) for output in outputs] == [{"replicas": 2, "steps": 3}] * 2
 
 
 def _dataset(repl, batches):
