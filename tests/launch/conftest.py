@@ -4,7 +4,9 @@ import json
 import os
 import pathlib
 import signal
+import subprocess
 import sys
+import time
 
 import pytest
 
@@ -19,6 +21,26 @@ def ctrl_c_raises():
   previous = signal.signal(signal.SIGINT, signal.default_int_handler)
   yield
   signal.signal(signal.SIGINT, previous)
+
+
+def _wait_for(condition, what: str, process: subprocess.Popen, timeout_s: float = 300.0):
+  """The first true value of `condition()`, polled each second; fails the test when `process` (a run) ends or
+  `timeout_s` passes first."""
+  deadline = time.monotonic() + timeout_s
+  while time.monotonic() < deadline:
+    if process.poll() is not None:
+      pytest.fail(f"the run ended (exit {process.returncode}) while waiting for {what}")
+    value = condition()
+    if value:
+      return value
+    time.sleep(1.0)
+  pytest.fail(f"timed out waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def wait_for():
+  """Waits on a running `rlrep train` for a condition (`_wait_for`)."""
+  return _wait_for
 
 
 FAKE_KUBECTL = f"""#!{sys.executable} -S

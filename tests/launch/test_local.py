@@ -53,18 +53,6 @@ def _start_train(*args: str, stdout=subprocess.PIPE, environ=os.environ) -> subp
                           stderr=subprocess.STDOUT, text=True, start_new_session=True, env=dict(environ))
 
 
-def _wait_for(condition, what: str, process: subprocess.Popen, timeout_s: float = 300.0):
-  deadline = time.monotonic() + timeout_s
-  while time.monotonic() < deadline:
-    if process.poll() is not None:
-      pytest.fail(f"the run ended (exit {process.returncode}) while waiting for {what}")
-    value = condition()
-    if value:
-      return value
-    time.sleep(1.0)
-  pytest.fail(f"timed out waiting for {what}")
-
-
 def _processes_named(root: psutil.Process, fragment: str) -> list[psutil.Process]:
   found = []
   for process in root.children(recursive=True):
@@ -82,31 +70,31 @@ def _without_malloc_setting(environment):
 
 
 @pytest.fixture(scope="module")
-def interrupted_run(tmp_path_factory):
+def interrupted_run(tmp_path_factory, wait_for):
   out = tmp_path_factory.mktemp("local") / "run"
   log = (out.parent / "driver.log").open("w")
   process = _start_train(*TINY_LOCAL, "--out", str(out), stdout=log, environ=_without_malloc_setting(os.environ))
   driver = psutil.Process(process.pid)
   try:
-    _wait_for(lambda: any(r["learner_steps"] >= 20 for r in metrics.read_log(out, "train")), "learner steps",
+    wait_for(lambda: any(r["learner_steps"] >= 20 for r in metrics.read_log(out, "train")), "learner steps",
               process)
-    actor_processes = _wait_for(lambda: _processes_named(driver, "ActorRole"), "actor processes", process)
+    actor_processes = wait_for(lambda: _processes_named(driver, "ActorRole"), "actor processes", process)
     every_process = driver.children(recursive=True)
     # What each role process started with: /proc/PID/environ holds the environment it was started with.
     environments = {role: _processes_named(driver, name)[0].environ() for role, name in ROLE_CLASSES.items()}
     killed = actor_processes[0]
     killed.kill()
     frames_at_kill = metrics.read_log(out, "train")[-1]["frames"]
-    _wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
+    wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
                           for r in metrics.read_log(out, "train")),
               "the killed actor to restart and the run to go on", process)
     # Killed only once its first evaluation is logged: killed during it, the run would log one evaluation in
     # all (the restarted evaluator's), as the next is 100k frames away.
-    _wait_for(lambda: metrics.read_log(out, "eval"), "the first evaluation", process)
-    _wait_for(lambda: _processes_named(driver, "EvaluatorRole"), "the evaluator process", process)[0].kill()
+    wait_for(lambda: metrics.read_log(out, "eval"), "the first evaluation", process)
+    wait_for(lambda: _processes_named(driver, "EvaluatorRole"), "the evaluator process", process)[0].kill()
     # The restarted evaluator evaluates at once: its first evaluation is due at the frames so far rounded down to
     # a multiple of --eval-every-frames, here 0.
-    _wait_for(lambda: len(metrics.read_log(out, "eval")) >= 2, "the restarted evaluator to evaluate", process)
+    wait_for(lambda: len(metrics.read_log(out, "eval")) >= 2, "the restarted evaluator to evaluate", process)
     os.killpg(process.pid, signal.SIGINT)  # Ctrl-C in a terminal reaches the whole foreground group
     process.wait(timeout=240)
   except pytest.fail.Exception as failure:
@@ -172,13 +160,13 @@ def test_no_process_is_left_behind(interrupted_run):
   assert not survivors, f"still running after the driver exited: {survivors}"
 
 
-def test_a_killed_learner_stops_the_run_and_a_resume_goes_on_until_sigterm(tmp_path):
+def test_a_killed_learner_stops_the_run_and_a_resume_goes_on_until_sigterm(tmp_path, wait_for):
   out = tmp_path / "run"
   args = [arg if arg != "1000000" else "1500" for arg in TINY_LOCAL]
   process = _start_train(*args, "--actors", "1", "--checkpoint-every-s", "3", "--out", str(out))
   try:
     store = CheckpointStore(out / "checkpoints")
-    _wait_for(lambda: (store.latest() or {}).get("learner_steps", 0) > 0, "a checkpoint", process)
+    wait_for(lambda: (store.latest() or {}).get("learner_steps", 0) > 0, "a checkpoint", process)
     _processes_named(psutil.Process(process.pid), "LearnerRole")[0].kill()
     output, _ = process.communicate(timeout=180)
   finally:
@@ -195,7 +183,7 @@ def test_a_killed_learner_stops_the_run_and_a_resume_goes_on_until_sigterm(tmp_p
   rows_before_resume = len(metrics.read_log(out, "train"))
   resumed = _start_train("--resume", str(out), "--frames", "1000000")
   try:
-    _wait_for(lambda: any(r["learner_steps"] >= checkpointed["learner_steps"] + 10
+    wait_for(lambda: any(r["learner_steps"] >= checkpointed["learner_steps"] + 10
                           for r in metrics.read_log(out, "train")[rows_before_resume:]),
               "the resumed learner to step", resumed)
     started = psutil.Process(resumed.pid).children(recursive=True)
@@ -224,16 +212,16 @@ def test_the_terminal_shows_driver_lines_without_ray_prefixes(interrupted_run):
   assert (role_logs / "learner.log").exists() and (role_logs / "actor-0.log").exists()
 
 
-def _run_until_killed(tmp_path, role_class: str, then_wait_for):
+def _run_until_killed(tmp_path, role_class: str, then_wait_for, wait_for):
   """Starts a tiny local run, SIGKILLs the process of `role_class` once the learner has stepped, and returns
   (process, driver output) once `then_wait_for(out)` holds or the run has ended."""
   out = tmp_path / "run"
   process = _start_train(*TINY_LOCAL, "--actors", "1", "--out", str(out))
   driver = psutil.Process(process.pid)
   try:
-    _wait_for(lambda: any(r["learner_steps"] >= 10 for r in metrics.read_log(out, "train")), "learner steps", process)
+    wait_for(lambda: any(r["learner_steps"] >= 10 for r in metrics.read_log(out, "train")), "learner steps", process)
     started = driver.children(recursive=True)
-    _wait_for(lambda: _processes_named(driver, role_class), f"the {role_class} process", process)[0].kill()
+    wait_for(lambda: _processes_named(driver, role_class), f"the {role_class} process", process)[0].kill()
     deadline = time.monotonic() + 240
     while process.poll() is None and not then_wait_for(out) and time.monotonic() < deadline:
       time.sleep(1.0)
@@ -248,8 +236,9 @@ def _run_until_killed(tmp_path, role_class: str, then_wait_for):
 
 
 @pytest.mark.parametrize("role_class, name", [("ReplayRole", "replay"), ("ray::Counter", "counter")])
-def test_a_killed_replay_or_counter_stops_the_run_naming_it_with_the_resume_command(tmp_path, role_class, name):
-  code, output, out, alive = _run_until_killed(tmp_path, role_class, lambda out: False)
+def test_a_killed_replay_or_counter_stops_the_run_naming_it_with_the_resume_command(tmp_path, role_class, name,
+                                                                                    wait_for):
+  code, output, out, alive = _run_until_killed(tmp_path, role_class, lambda out: False, wait_for)
   assert code == 1, output[-3000:]
   assert f"the {name} role died" in output and f"rlrep train --resume {out}" in output, output[-3000:]
   assert "Traceback" not in output.split(f"the {name} role died")[0][-2000:]

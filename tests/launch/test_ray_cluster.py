@@ -118,18 +118,6 @@ def _train(cluster: LoopbackCluster, *args: str, stdout=subprocess.PIPE) -> subp
                           env=cluster.environ)
 
 
-def _wait_for(condition, what: str, process: subprocess.Popen, timeout_s: float = 300.0):
-  deadline = time.monotonic() + timeout_s
-  while time.monotonic() < deadline:
-    if process.poll() is not None:
-      pytest.fail(f"the run ended (exit {process.returncode}) while waiting for {what}")
-    value = condition()
-    if value:
-      return value
-    time.sleep(1.0)
-  pytest.fail(f"timed out waiting for {what}")
-
-
 def _devices(out, role: str) -> list[dict]:
   """The device reports a role's processes wrote to its log, one per start."""
   path = out / "logs" / f"{role}.log"
@@ -205,7 +193,7 @@ def test_a_learner_on_two_accelerator_nodes_trains_with_one_process_on_each(clus
 
 
 @pytest.fixture(scope="module")
-def node_failures(cluster, tmp_path_factory):
+def node_failures(cluster, tmp_path_factory, wait_for):
   """The story: a run on the cluster loses its CPU node (a new one has joined), then its accelerator node; a new
   accelerator node joins and the run resumes to its frame budget."""
   out = tmp_path_factory.mktemp("attached") / "run"
@@ -213,18 +201,18 @@ def node_failures(cluster, tmp_path_factory):
   with log_path.open("w") as log:
     process = _train(cluster, *TINY, "--frames", "1000000", "--out", str(out), stdout=log)
     try:
-      _wait_for(lambda: any(r["learner_steps"] >= 10 for r in metrics.read_log(out, "train")), "learner steps",
+      wait_for(lambda: any(r["learner_steps"] >= 10 for r in metrics.read_log(out, "train")), "learner steps",
                 process)
       before = {role: _devices(out, role) for role in ("replay", "learner", "evaluator", "actor-0")}
       cluster.start(LATE_CPU_NODE, cpus=2, resources={"rlrep_worker": 1000})
       frames_at_kill = metrics.read_log(out, "train")[-1]["frames"]
       cluster.kill(CPU_NODE)
-      _wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
+      wait_for(lambda: any(r.get("actor_restarts", 0) >= 1 and r["frames"] >= frames_at_kill + 300
                             for r in metrics.read_log(out, "train")),
                 "the lost actor to restart on the new node and the run to go on", process, timeout_s=240)
       checkpoint = CheckpointStore(out / "checkpoints")
       steps_then = metrics.read_log(out, "train")[-1]["learner_steps"]
-      _wait_for(lambda: (checkpoint.latest() or {}).get("learner_steps", 0) > steps_then, "a newer checkpoint",
+      wait_for(lambda: (checkpoint.latest() or {}).get("learner_steps", 0) > steps_then, "a newer checkpoint",
                 process)
       cluster.kill(ACCELERATOR)
       process.wait(timeout=240)
