@@ -11,6 +11,21 @@ import pathlib
 import sys
 
 
+# Each command's line in `rlrep --help`. A command's own options are built only when it is the one given (or for the
+# full parser), so `rlrep --help`, `rlrep doctor` and the light commands load no agent, TensorFlow or Reverb.
+COMMANDS = {
+    "train": "train an agent (actors + replay + replicated learner) and write logs, checkpoints, videos",
+    "doctor": "check the Python stack, GL rendering and TF devices",
+    "compare": "plot evaluation return vs frames of several runs (seeds pooled) beside reference curves",
+    "report": "per-task and aggregate results (IQM, mean, median) with bootstrap intervals, beside published curves "
+              "(rliable)",
+    "sweep": "run tasks x seeds of one recipe into one result tree, skipping finished runs and resuming interrupted "
+             "ones",
+    "cluster": "status, logs, stop or outputs of a job submitted with `rlrep train --mode cluster`",
+    "rollout": "step a task with random actions; write a video and a frame strip",
+}
+
+
 def _doctor(_: argparse.Namespace) -> int:
   from launch import doctor
   return doctor.run()
@@ -225,7 +240,7 @@ def _add_train_parser(commands, agent_name: str) -> None:
   agent = agents.get(agent_name)
 
   train = commands.add_parser(
-      "train", help="train an agent (actors + replay + replicated learner) and write logs, checkpoints, videos",
+      "train", help=COMMANDS["train"],
       description="Train an agent on a Control Suite task. Writes to --out: logs/train.csv, logs/eval.csv, "
                   "tensorboard/, checkpoints/, videos/, learning_curve.png and summary.json.")
   groups = options.add_dataclass_options(train, experiment_lib.Experiment, skip=("cluster", "agent_config"))
@@ -260,7 +275,7 @@ def requested_agent(argv: list[str]) -> str:
 
 def _add_cluster_parser(commands) -> None:
   cluster = commands.add_parser(
-      "cluster", help="status, logs, stop or outputs of a job submitted with `rlrep train --mode cluster`",
+      "cluster", help=COMMANDS["cluster"],
       description="Follow up a job submitted with `rlrep train --mode cluster --out OUT`: OUT holds experiment.json "
                   "and manifests/, which name the RayJob and its namespace. Runs your kubectl (its current context "
                   "and credentials).")
@@ -293,8 +308,7 @@ def _add_report_parser(commands) -> None:
     return 0
 
   report = commands.add_parser(
-      "report", help="per-task and aggregate results (IQM, mean, median) with bootstrap intervals, beside published "
-                     "curves (rliable)", formatter_class=_DefaultsHelpFormatter,
+      "report", help=COMMANDS["report"], formatter_class=_DefaultsHelpFormatter,
       description="Report the runs under ROOT as the field reports results (rliable): per task the mean over seeds "
                   "with a 95% bootstrap interval; across tasks the IQM, mean and median of return / 1000 with "
                   "stratified bootstrap intervals; performance profiles; each reference method beside them on the "
@@ -314,23 +328,44 @@ def _add_report_parser(commands) -> None:
   report.set_defaults(handler=handler)
 
 
-def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
-  """The `rlrep` parser; `train`'s agent options are those of `agent_name` (default: the default agent)."""
-  import agents
-  from launch import compare as compare_lib
+def build_parser(agent_name: str | None = None, command: str | None = None) -> argparse.ArgumentParser:
+  """The `rlrep` parser; `train`'s agent options are those of `agent_name` (default: the default agent).
+
+  With `command`, only that command gets its options (the others are listed with their help line), so parsing
+  loads only what that command needs: `build_parser(command="doctor")` imports no agent, TensorFlow or Reverb.
+  """
   parser = argparse.ArgumentParser(
       prog="rlrep", description="Distributed RL from pixels on DeepMind Control Suite tasks.",
       formatter_class=_DefaultsHelpFormatter)
   commands = parser.add_subparsers(dest="command", required=True)
-  _add_train_parser(commands, agent_name or agents.DEFAULT_AGENT)
+  adders = {"train": lambda: _add_train_parser(commands, agent_name or _default_agent()),
+            "doctor": lambda: _add_doctor_parser(commands),
+            "compare": lambda: _add_compare_parser(commands),
+            "report": lambda: _add_report_parser(commands),
+            "sweep": lambda: _add_sweep_parser(commands),
+            "cluster": lambda: _add_cluster_parser(commands),
+            "rollout": lambda: _add_rollout_parser(commands)}
+  for name, add in adders.items():
+    if command is None or command == name:
+      add()
+    else:
+      commands.add_parser(name, help=COMMANDS[name], add_help=False)
+  return parser
 
-  doctor = commands.add_parser("doctor", help="check the Python stack, GL rendering and TF devices")
-  doctor.set_defaults(handler=_doctor)
 
+def _default_agent() -> str:
+  import agents
+  return agents.DEFAULT_AGENT
+
+
+def _add_doctor_parser(commands) -> None:
+  commands.add_parser("doctor", help=COMMANDS["doctor"]).set_defaults(handler=_doctor)
+
+
+def _add_compare_parser(commands) -> None:
+  from launch import compare as compare_lib
   drqv2 = compare_lib.DRQV2_UPDATES
-  compare = commands.add_parser(
-      "compare", help="plot evaluation return vs frames of several runs (seeds pooled) beside reference curves",
-      formatter_class=_DefaultsHelpFormatter)
+  compare = commands.add_parser("compare", help=COMMANDS["compare"], formatter_class=_DefaultsHelpFormatter)
   compare.add_argument("runs", nargs="+", metavar="RUN_DIR", help="directories written by `rlrep train --out`")
   compare.add_argument("--reference", action="append", default=[], metavar="CSV",
                        help="a reference curve: CSV with 'frames' and 'return' columns (repeatable)")
@@ -344,16 +379,16 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
                             f"{drqv2.frames_per_update:.0f}: updates begin after {drqv2.start_frames:,.0f} seed "
                             "frames, then one per 2 agent steps at action repeat 2)")
   compare.set_defaults(handler=_compare)
-  _add_report_parser(commands)
 
+
+def _add_sweep_parser(commands) -> None:
   from launch import sweep as sweep_lib
-  sweep_lib.add_parser(commands, _DefaultsHelpFormatter)
+  sweep_lib.add_parser(commands, _DefaultsHelpFormatter, COMMANDS["sweep"])
   commands.choices["sweep"].set_defaults(handler=_sweep)
 
-  _add_cluster_parser(commands)
 
-  rollout = commands.add_parser("rollout", help="step a task with random actions; write a video and a frame strip",
-                                formatter_class=_DefaultsHelpFormatter)
+def _add_rollout_parser(commands) -> None:
+  rollout = commands.add_parser("rollout", help=COMMANDS["rollout"], formatter_class=_DefaultsHelpFormatter)
   rollout.add_argument("--task", default="walker-walk", help="'domain-task', e.g. cheetah-run")
   rollout.add_argument("--steps", type=int, default=200, help="agent steps (each is --action-repeat frames)")
   rollout.add_argument("--out", default="runs/rollout", help="output directory")
@@ -365,14 +400,24 @@ def build_parser(agent_name: str | None = None) -> argparse.ArgumentParser:
   rollout.add_argument("--seed", type=int, default=0)
   rollout.add_argument("--video-format", choices=("mp4", "gif"), default="mp4")
   rollout.set_defaults(handler=_rollout)
-  return parser
+
+
+def given_command(argv: list[str]) -> str:
+  """The command `argv` names (its first argument that is not an option), or "" for none.
+
+  >>> given_command(["--help"]), given_command(["compare", "--help"])
+  ('', 'compare')
+  """
+  return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
 def main(argv: list[str] | None = None) -> int:
   os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up chatter hides our messages
   try:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(requested_agent(argv))  # loads agents and environments: a bad MUJOCO_GL fails here
+    command = given_command(argv)
+    # train loads agents and environments to build its options: a bad MUJOCO_GL fails here
+    parser = build_parser(requested_agent(argv) if command == "train" else None, command=command)
   except ValueError as error:
     print(f"rlrep: error: {error}", file=sys.stderr)
     return 2

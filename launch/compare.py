@@ -24,7 +24,6 @@ from typing import Sequence
 import numpy as np
 
 from launch import metrics
-from launch.experiment import EXPERIMENT_FILE, Experiment
 
 # Settings that place, budget, store or present a run without changing what it learns.
 IGNORED_FOR_GROUPING = ("seed", "out", "mode", "frames", "actors", "replicas", "log_every_s", "checkpoint_every_s",
@@ -76,6 +75,9 @@ def load_run(directory: str | pathlib.Path) -> tuple[dict, list[dict[str, float]
   A result directory as committed under benchmarks/results/ (eval.csv beside experiment.json) reads too.
   The settings are read as `Experiment` reads them, so files written by older versions (fields added since
   take their defaults) group with new ones."""
+  # Loads the agents' configs, so TensorFlow: imported here, where runs are read, so that `rlrep compare --help`
+  # (which reads this module for its defaults) stays light.
+  from launch.experiment import EXPERIMENT_FILE, Experiment
   path = pathlib.Path(directory)
   settings_file = path / EXPERIMENT_FILE
   rows = metrics.read_log(path, "eval") or (metrics.read_csv(path / "eval.csv") if (path / "eval.csv").exists() else [])

@@ -176,10 +176,11 @@ def run_as_ray_jobs(cells: Sequence[Cell], train_options: Sequence[str], frames:
   return outcomes
 
 
-def add_parser(commands, formatter_class: type[argparse.HelpFormatter]) -> None:
+def add_parser(commands, formatter_class: type[argparse.HelpFormatter], summary: str) -> None:
+  """Adds `rlrep sweep` to the `rlrep` subcommands, with `summary` as its line in `rlrep --help`."""
   sweep = commands.add_parser(
-      "sweep", usage="rlrep sweep ROOT --tasks TASKS [--seeds SEEDS] [sweep options] [-- TRAIN_OPTIONS ...]", help="run tasks x seeds of one recipe into one result tree, skipping finished runs and resuming "
-                    "interrupted ones", formatter_class=formatter_class,
+      "sweep", usage="rlrep sweep ROOT --tasks TASKS [--seeds SEEDS] [sweep options] [-- TRAIN_OPTIONS ...]",
+      help=summary, formatter_class=formatter_class,
       description="Run every task x seed as `rlrep train --out ROOT/<task>/seed<N>` with the train options given "
                   "after -- (any of `rlrep train`'s: the recipe, budget and scale). Run it again to continue: finished "
                   "runs are skipped, interrupted ones resume from their checkpoints; a cell holding a run of "

@@ -52,3 +52,22 @@ def test_the_first_lines_list_cluster_settings_only_in_cluster_mode():
       assert (setting in summary) == (mode == "cluster"), (mode, setting)
     assert "actors=1" in summary and "batch_size=" in summary
     assert summary.count(" seed=") == 1  # the experiment's seed is the agent's: listed once
+
+
+@pytest.mark.parametrize("arguments, shown", [(["--help"], "rollout"), (["compare", "--help"], "--equal-updates"),
+                                              (["report", "--help"], "--reference-dir"), (["doctor", "--help"], "")])
+def test_help_and_the_light_commands_load_no_tensorflow(arguments, shown):
+  """Only the command given builds its options: `rlrep --help` and `rlrep compare --help` import no agent."""
+  # Refuses TensorFlow outright: a loaded TensorFlow would take seconds to find.
+  code = ("import sys\n"
+          "class Refuse:\n"
+          "  def find_spec(self, name, *_):\n"
+          "    if name.split('.')[0] == 'tensorflow':\n"
+          "      raise ImportError('tensorflow imported')\n"
+          "sys.meta_path.insert(0, Refuse())\n"
+          "from launch import cli\n"
+          f"code = cli.main({arguments!r})\n"
+          "sys.exit(code or 'tensorflow' in sys.modules)\n")
+  result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert shown in result.stdout

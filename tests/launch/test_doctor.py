@@ -32,3 +32,17 @@ def test_a_machine_that_cannot_render_is_told_what_to_install():
   assert result.returncode == 1, result.stdout + result.stderr
   assert "render      FAILED" in result.stdout and "PROBLEM rendering: install the GL libraries" in result.stdout
   assert "All checks passed" not in result.stdout
+
+
+def test_a_broken_stack_is_reported_with_the_fix_and_exit_1(tmp_path):
+  """NumPy 2 made visible to package metadata (a dist-info first on the path) breaks the stack as installing it
+  would: the doctor, which loads nothing of the stack to start, reports it instead of a traceback."""
+  (tmp_path / "numpy-2.0.0.dist-info").mkdir()
+  (tmp_path / "numpy-2.0.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: numpy\nVersion: 2.0.0\n")
+  result = _doctor({**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path),
+                                                                                os.environ.get("PYTHONPATH")]))})
+  assert result.returncode == 1, result.stdout + result.stderr
+  assert "  numpy       2.0.0" in result.stdout
+  assert "PROBLEM rlrep cannot run on this Python environment:\n  - NumPy 2.0.0: TensorFlow 2.15 is built against" \
+      in result.stdout
+  assert "Traceback" not in result.stderr, result.stderr[-2000:]
