@@ -83,14 +83,16 @@ def _numbers(rows) -> list[dict[str, float]]:
 
 
 def progress_line(row: dict[str, float]) -> str:
-  """One line a researcher can watch: throughput, returns, replay and weight freshness, waiting shares."""
+  """One line a researcher can watch: throughput, returns, replay (its size, and the items inserted and sampled a
+  second: which side to grow), weight freshness, waiting shares."""
   def fmt(key: str, spec: str = ".1f") -> str:
     value = row.get(key, float("nan"))
     return "n/a" if not math.isfinite(value) else format(value, spec)
 
   return (f"frames {int(row['frames']):>9,d} | {fmt('frames_per_s')} frames/s | learner steps "
           f"{int(row.get('learner_steps', 0)):,d} ({fmt('learner_steps_per_s', '.2f')}/s) | return "
-          f"{fmt('episode_return')} | replay {int(row.get('replay_size', 0)):,d} | staleness "
+          f"{fmt('episode_return')} | replay {fmt('replay_size', ',.0f')} (in {fmt('replay_inserts_per_s', ',.0f')}/s, "
+          f"out {fmt('replay_samples_per_s', ',.0f')}/s) | staleness "
           f"{fmt('weights_staleness', '.0f')} steps | waiting: actors {fmt('actor_wait_share', '.0%')}, "
           f"learner {fmt('learner_wait_share', '.0%')}" + (
               f" | actor restarts {int(row['actor_restarts'])}" if row.get("actor_restarts") else ""))

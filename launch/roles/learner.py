@@ -89,7 +89,9 @@ class LearnerRole:
   def run(self) -> dict:
     """Trains until the counter says stop; always publishes, logs and checkpoints on the way out."""
     experiment, learner = self._experiment, self._learner
-    last = {"time": time.perf_counter(), **self._counter.snapshot(), "input_wait_s": 0.0}
+    _, inserted, sampled = self._replay_counts() if self._chief else (0.0, 0.0, 0.0)
+    last = {"time": time.perf_counter(), **self._counter.snapshot(), "input_wait_s": 0.0, "replay_inserted": inserted,
+            "replay_sampled": sampled}
     last_checkpoint = time.perf_counter()
     learner_metrics: dict[str, float] = {}
     finite = True
@@ -173,16 +175,15 @@ class LearnerRole:
     elapsed = max(now - last["time"], 1e-9)
     actors = list(snapshot["actors"].values())
     staleness = [a["weights_staleness"] for a in actors if a["weights_version"] is not None]
-    try:
-      replay_size = self._client.server_info(timeout=5)[replay.REPLAY_TABLE].current_size
-    except Exception:  # the progress line must not kill training when the server is slow to answer
-      replay_size = float("nan")
+    replay_size, inserted, sampled = self._replay_counts()
     row = {"frames": snapshot["frames"],
            "frames_per_s": (snapshot["frames"] - last["frames"]) / elapsed,
            "learner_steps": snapshot["learner_steps"],
            "learner_steps_per_s": (snapshot["learner_steps"] - last["learner_steps"]) / elapsed,
            "episodes": snapshot["episodes"], "episode_return": snapshot["recent_return"],
            "replay_size": replay_size,
+           "replay_inserts_per_s": (inserted - last["replay_inserted"]) / elapsed,
+           "replay_samples_per_s": (sampled - last["replay_sampled"]) / elapsed,
            "weights_staleness": max(staleness) if staleness else float("nan"),
            "actor_wait_share": float(np.mean([a["wait_share"] for a in actors])) if actors else float("nan"),
            "learner_wait_share": (self._learner.input_wait_s - last["input_wait_s"]) / elapsed,
@@ -190,4 +191,15 @@ class LearnerRole:
            **learner_metrics}
     self._log.write(row)
     self._counter.announce(metrics.progress_line(row))
-    return {"time": now, **snapshot, "input_wait_s": self._learner.input_wait_s}
+    return {"time": now, **snapshot, "input_wait_s": self._learner.input_wait_s, "replay_inserted": inserted,
+            "replay_sampled": sampled}
+
+  def _replay_counts(self) -> tuple[float, float, float]:
+    """The replay table's size and the items inserted into and sampled from it so far (NaN when the server does
+    not answer in time: the progress line must not stop training)."""
+    try:
+      table = self._client.server_info(timeout=5)[replay.REPLAY_TABLE]
+    except Exception:  # noqa: BLE001
+      return float("nan"), float("nan"), float("nan")
+    limiter = table.rate_limiter_info
+    return table.current_size, limiter.insert_stats.completed, limiter.sample_stats.completed

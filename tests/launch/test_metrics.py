@@ -30,9 +30,11 @@ def test_a_row_without_frames_is_refused_and_no_log_reads_as_empty(tmp_path):
 
 def test_the_progress_line_shows_throughput_returns_and_waiting_and_marks_missing_values():
   line = metrics.progress_line({"frames": 12345, "frames_per_s": 40.0, "learner_steps": 7, "learner_steps_per_s": 2.5,
-                                "episode_return": float("nan"), "replay_size": 900, "weights_staleness": 3,
+                                "episode_return": float("nan"), "replay_size": 1900, "weights_staleness": 3,
+                                "replay_inserts_per_s": 20.2, "replay_samples_per_s": 1280.0,
                                 "actor_wait_share": 0.25, "learner_wait_share": 0.01, "actor_restarts": 2})
-  assert "frames    12,345 | 40.0 frames/s | learner steps 7 (2.50/s) | return n/a | replay 900" in line
+  assert ("frames    12,345 | 40.0 frames/s | learner steps 7 (2.50/s) | return n/a | replay 1,900 (in 20/s, out "
+          "1,280/s)") in line
   assert "waiting: actors 25%, learner 1% | actor restarts 2" in line
 
 

@@ -45,6 +45,10 @@ def test_metrics_are_written_as_csv_and_tensorboard(finished_run):
   assert len(train_rows) >= 2
   for key in ("frames_per_s", "learner_steps_per_s", "replay_size", "critic_loss", "actor_wait_share"):
     assert key in train_rows[-1]
+  # replay's traffic: 16 items sampled per learner step (batch 16), give or take the batches prefetched
+  assert any(r["replay_inserts_per_s"] > 0 for r in train_rows)
+  sampled, stepped = (sum(r[key] for r in train_rows) for key in ("replay_samples_per_s", "learner_steps_per_s"))
+  assert 10 < sampled / stepped < 24, train_rows
   assert [r["frames"] for r in train_rows] == sorted(r["frames"] for r in train_rows)
   eval_rows = metrics.read_log(finished_run, "eval")
   assert eval_rows[0]["frames"] == 0 and eval_rows[-1]["frames"] >= 2000 and len(eval_rows) >= 2
