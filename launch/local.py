@@ -31,6 +31,11 @@ stays on the driver's node. Before any role starts, the driver refuses a role th
 Actors and the evaluator render on their node's CPU there (the launcher cannot know a node's GPUs before Ray
 picks the node). A node that dies takes its roles with it: Ray restarts its actors and evaluator where CPUs are
 free, and the loss of the replay server, the learner or the counter stops the run with the `--resume` command.
+
+A learner on several hosts (`--learner-hosts N`) is N learner roles, one a node where nodes advertise
+`rlrep_learner_host`. Each first reports its node's address and a free port (`LearnerRole.host_address`); the
+driver builds every host's TF_CONFIG from them (`tf_configs`) and starts them together. The loss of any of them
+stops the run like the learner's.
 """
 
 from __future__ import annotations
