@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 
 import tensorflow as tf
 
-from rlrep import precision
+from rlrep import precision, primitives
 
 Nest = Any
 REDUCTIONS = {"mean": tf.distribute.ReduceOp.MEAN, "sum": tf.distribute.ReduceOp.SUM}
@@ -168,11 +168,10 @@ class Replicator:
     """
     if self.num_hosts == 1:
       return tuple(bool(flag) for flag in flags)
-    if self._any_host is None:
-      self._any_host = tf.function(lambda raised: self.strategy.run(
-          lambda: tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(raised))))
-    counts = self.local_results(self._any_host(tf.constant([float(flag) for flag in flags])))[0].numpy()
-    return tuple(bool(count > 0) for count in counts)
+    if self._any_host is None:  # identity: the flags as a tensor on each replica's device, where collectives run
+      self._any_host = tf.function(lambda raised: self.run(lambda: primitives.all_max(tf.identity(raised))))
+    raised_anywhere = self.local_results(self._any_host(tf.constant([int(flag) for flag in flags])))[0].numpy()
+    return tuple(bool(raised) for raised in raised_anywhere)
 
   def __repr__(self) -> str:
     return f"Replicator({self.description}, num_replicas={self.num_replicas})"

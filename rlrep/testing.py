@@ -72,6 +72,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
+from rlrep import primitives
 from rlrep import replicator as replicator_lib
 
 Nest = Any
@@ -266,12 +267,8 @@ def assert_replicates(build: Callable[[], Any], step: Callable[[Any, Nest], Any]
 def _first_hosts_values(repl: replicator_lib.Replicator, build: Callable[[], Any]) -> list[np.ndarray]:
   """The initial values of `build()`'s variables as host 0 makes them, on every host (a collective call)."""
   own = [v.numpy() for v in _variables(build())]
-  local_replicas = len(repl.strategy.extended.worker_devices)
-  shared = [tf.constant(value if repl.is_chief else np.zeros_like(value)) / local_replicas for value in own]
-  summed = tf.function(lambda values: repl.strategy.run(
-      lambda: [tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(v))
-               for v in values]))  # identity: a copy on the replica's device, where the collective runs
-  return [np.asarray(value) for value in repl.local_results(summed(shared))[0]]
+  shared = repl.function(lambda: primitives.broadcast([tf.constant(value) for value in own]))()
+  return [np.asarray(value) for value in repl.local_results(shared)[0]]
 
 
 def _first(lines: list[str], limit: int) -> list[str]:
