@@ -65,6 +65,8 @@ def _sweep(args: argparse.Namespace) -> int:
     outcomes = sweep.run_here(cells, train_options, frames)
   for name, outcome in outcomes.items():
     print(f"  {name}: {outcome}")
+  if "interrupted" in outcomes.values():
+    return 130  # as an interrupted `rlrep train`
   return 0 if all(outcome in ("done", "finished before") for outcome in outcomes.values()) else 1
 
 

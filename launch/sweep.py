@@ -15,6 +15,9 @@ other learning settings (compared as `rlrep compare` groups runs) is refused, so
 Cells run one after another in child processes on this machine, or, with `--ray-address`, as separate Ray
 jobs on a Ray cluster (its job server, e.g. http://HEAD:8265), up to `--max-concurrent` at a time; Ray places
 each job's entrypoint on a node with the CPUs it asks for, so ROOT must be storage every node shares.
+
+Stopping a sweep on this machine (Ctrl-C, or SIGTERM or SIGHUP to the sweep) stops the running cell as its own
+Ctrl-C would: the signal goes on to the cell's run, which checkpoints on its way out, and no further cell starts.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import dataclasses
 import hashlib
 import json
 import pathlib
+import signal
 import subprocess
 import sys
 import time
@@ -37,6 +41,7 @@ SUMMARY_FILE = "summary.json"
 FINISHED = "frame budget reached"       # the stop reason of a run that trained to its budget
 SET_BY_THE_SWEEP = ("--task", "--seed", "--out", "--resume", "--overwrite", "--dry-run", "--detach")
 JOB_POLL_S = 10.0
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,13 +135,37 @@ def run_here(cells: Sequence[Cell], train_options: Sequence[str], frames: int,
   for index, cell in enumerate(pending, 1):
     echo(f"sweep: [{index}/{len(pending)}] {cell.name}: "
          f"{'resuming from its checkpoint' if cell.state == 'resume' else 'starting'} in {cell.out}")
-    result = subprocess.run([sys.executable, "-m", "launch.cli", *train_command(cell, train_options, frames)])
-    if result.returncode == 130:  # Ctrl-C: the run checkpointed on its way out; stop the sweep too
+    returncode, signalled = run_forwarding_signals([sys.executable, "-m", "launch.cli",
+                                                    *train_command(cell, train_options, frames)])
+    if signalled or returncode == 130:  # the run checkpointed on its way out; stop the sweep too
       outcomes[cell.name] = "interrupted"
       echo("sweep: interrupted; run the same command again to resume where it stopped")
       break
-    outcomes[cell.name] = "done" if result.returncode == 0 else f"failed (exit {result.returncode})"
+    outcomes[cell.name] = "done" if returncode == 0 else f"failed (exit {returncode})"
   return outcomes
+
+
+def run_forwarding_signals(command: Sequence[str]) -> tuple[int, bool]:
+  """Runs `command` to its end, passing on each Ctrl-C, SIGTERM or SIGHUP this process gets; returns its exit
+  code and whether a signal came.
+
+  The child runs in its own session, so a terminal's Ctrl-C reaches it once, through here, instead of twice
+  (to the whole foreground group, then forwarded), which a run takes as a second signal and aborts without its
+  final checkpoint; and a SIGTERM sent to the sweep alone no longer leaves its run training on, orphaned.
+  """
+  child = subprocess.Popen(list(command), start_new_session=True)
+  signalled = []
+
+  def forward(number, frame):
+    signalled.append(number)
+    child.send_signal(number)
+
+  previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
+  try:
+    return child.wait(), bool(signalled)
+  finally:
+    for number, handler in previous.items():
+      signal.signal(number, handler)
 
 
 def job_id(cell: Cell, root: pathlib.Path) -> str:

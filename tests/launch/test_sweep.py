@@ -1,10 +1,14 @@
 """`rlrep sweep`: tasks x seeds into one tree; run again, it skips finished runs, resumes interrupted ones and
 refuses a tree of another recipe. Real runs (state features, a few thousand frames) in child processes."""
 
+import contextlib
 import json
+import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -120,3 +124,41 @@ def test_the_committed_result_tree_is_one_recipe_and_every_run_in_it_finished():
   seeds = sorted({int(path.name.removeprefix("seed")) for path in root.glob("*/seed*")})
   cells = [cell for cell in sweep.plan(root, tasks, seeds, recipe, cli.train_experiment) if cell.out.exists()]
   assert len(cells) >= 8 and {cell.state for cell in cells} == {"finished"}
+
+
+def _processes_mentioning(text: str) -> list[int]:
+  found = []
+  for proc in pathlib.Path("/proc").iterdir():
+    try:
+      if proc.name.isdigit() and text in (proc / "cmdline").read_bytes().decode(errors="replace"):
+        found.append(int(proc.name))
+    except OSError:  # ended while we looked
+      continue
+  return found
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_sweep_stops_its_running_cell_with_a_checkpoint_and_starts_no_other(tmp_path, number):
+  root = tmp_path / "tree"
+  long_cells = ["--no-pixels", "--frames", "200000", *TINY[3:]]
+  sweep_process = subprocess.Popen([sys.executable, "-m", "launch.cli", "sweep", str(root), "--tasks",
+                                    "cartpole-balance", "--seeds", "0-1", "--", *long_cells],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  try:
+    train_csv = sweep.cell_dir(root, "cartpole-balance", 0) / "logs" / "train.csv"
+    deadline = time.monotonic() + 300
+    while not (train_csv.exists() and len(train_csv.read_text().splitlines()) >= 2):  # the cell is training
+      assert sweep_process.poll() is None and time.monotonic() < deadline, "the first cell never started training"
+      time.sleep(0.5)
+    sweep_process.send_signal(number)  # to the sweep alone, as `kill` or a scheduler would
+    output, _ = sweep_process.communicate(timeout=180)
+    assert sweep_process.returncode == 130, output[-3000:]
+    assert "interrupted; run the same command again" in output
+    assert _summary(root, "cartpole-balance", 0)["stop_reason"].startswith("interrupted")
+    assert not sweep.cell_dir(root, "cartpole-balance", 1).exists()  # no other cell started
+    assert _processes_mentioning(str(root)) == []  # no run left training on its own
+  finally:  # a failing run must not leave a 200k-frame run behind
+    sweep_process.kill()
+    for pid in _processes_mentioning(str(root)):
+      with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
