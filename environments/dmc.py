@@ -74,7 +74,7 @@ def check_settings(size: int, frame_stack: int, action_repeat: int, render_quali
     raise ValueError(f"action_repeat must be >= 1, got {action_repeat}.")
   if render_quality not in rendering.RENDER_QUALITIES:
     raise ValueError(f"render_quality={render_quality!r} is unknown; use one of {rendering.RENDER_QUALITIES} "
-                     "('fast' drops shadows, reflections and multisampling for ~10x faster software rendering).")
+                     "('fast' drops shadows, reflections and multisampling for much faster software rendering).")
 
 
 def _check_camera(physics, camera: int | str) -> None:
@@ -102,7 +102,7 @@ def load(name: str, *, pixels: bool = True, size: int = 84, camera: int | str | 
     frame_stack: frames stacked along channels (pixels only); an episode's first frame is repeated.
     action_repeat: each action is applied this many times; rewards are summed and discounts multiplied.
     render_quality: "standard" (dm_control's visuals) or "fast" (no shadows, reflections or
-      multisampling: ~10x faster with software rendering). Never changed implicitly.
+      multisampling: much faster with software rendering). Never changed implicitly.
     seed: seeds the task's random initial states; None draws fresh randomness.
     proprio: with pixels, also return {'proprio': float32 state vector}.
     time_limit: episode length in seconds of simulated time; None keeps the task's own (usually 20 s,

@@ -13,8 +13,8 @@ NVIDIA's EGL follows `CUDA_VISIBLE_DEVICES` (mujoco#3245): a process started wit
 on. `describe_gl_backend` says in words which backend and device a process renders with; roles log it.
 
 Render quality is explicit. `"standard"` keeps dm_control's visuals. `"fast"` turns off shadows,
-reflections and multisampling and sizes the offscreen buffer to the image; in software rendering this
-measured about 10x more frames/s (`benchmarks/render.py`), at the cost of images that look flatter.
+reflections and multisampling and sizes the offscreen buffer to the image: in software rendering it runs
+several times faster (`benchmarks/render.py` measures by how much), at the cost of images that look flatter.
 Agents trained on one quality should be evaluated on the same one.
 """
 

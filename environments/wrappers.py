@@ -154,7 +154,7 @@ class PixelObservation(Wrapper):
 
   def render(self) -> np.ndarray:
     # One Camera for the environment's life: `physics.render` builds (and frees) a new MuJoCo scene on
-    # every call, which measured about a third of the time of a fast-quality step.
+    # every call, a large share of a fast-quality step's time.
     if self._renderer is None:
       self._renderer = mujoco_engine.Camera(self._physics, self._size, self._size, self._camera)
     return self._renderer.render().copy()  # the camera returns a view of a buffer it reuses

@@ -42,7 +42,7 @@ class Actor:
   """Steps `environments` in lockstep with one batched `policy` call per round, each writing to its adder.
 
   One policy call for several environments is the point: a small conv net costs about as much to call
-  once as to evaluate a few observations (measured in benchmarks/actor.py), while each environment still
+  once as to evaluate a few observations (benchmarks/actor.py measures it), while each environment still
   renders and writes its own steps. The actor starts from the learner's weights (`weights` must hold a
   publication: `weights.wait(...)` first) and pulls newer ones as `weights.maybe_update` allows.
   """

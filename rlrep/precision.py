@@ -85,8 +85,8 @@ def choose(requested: str, device_kind: str, *, cpu_flags: set[str] | None = Non
   native, evidence = _native(device_kind, cpu_flags, gpu_capabilities)
   if requested == "bfloat16":
     if not native:
-      raise ValueError(f"--precision bfloat16: {evidence}, so bfloat16 is emulated there (measured several times "
-                       "slower than float32): use --precision auto or float32 here, or bfloat16 on a TPU, a GPU "
+      raise ValueError(f"--precision bfloat16: {evidence}, so bfloat16 is emulated there, slower than "
+                       "float32: use --precision auto or float32 here, or bfloat16 on a TPU, a GPU "
                        "with compute capability >= 8.0, or a CPU with AMX or AVX512-BF16.")
     return PrecisionChoice("bfloat16", f"as requested: {evidence}")
   return PrecisionChoice("bfloat16" if native else "float32", f"auto: {evidence}")

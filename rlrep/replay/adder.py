@@ -4,15 +4,14 @@ See `rlrep.replay.signature` for the layout. Items for time t are created as soo
 (or at the episode's end, for the last n), so the learner never waits for an episode to finish.
 
 Chunks. Reverb stores and compresses data in chunks of consecutive steps, one per column, and every chunk
-costs some bytes of its own. Forcing each item out as soon as it is made leaves one-step chunks (measured
-1.9% over incompressible frames themselves, against 0.65% with 16-step chunks; rendered frames compress ~30x
-and take 35% more memory in one-step chunks than in 4-step ones: benchmarks/replay.py). Columns here
+costs some bytes of its own. Forcing each item out as soon as it is made leaves one-step chunks, which cost
+more memory per step than longer ones (benchmarks/replay.py measures it). Columns here
 use fixed `chunk_length` chunks and items wait on the client until their chunks are full, i.e. they reach
 the server up to `chunk_length` steps later. The writer keeps `2 * chunk_length + history_length` steps
 addressable: with less, an item sent late can reference a chunk the server has already let go of, and the
-writer sends it again (measured: those chunks were then stored twice). Larger chunks also make every
-sample decompress more data: a batch of 256 rendered transitions cost 75 CPU ms with 4-step chunks (the
-default) and 107 with 16-step ones, on the cores the learner needs.
+writer sends it again, and the server then stores those chunks twice. Larger chunks also make every
+sample decompress more data, on the cores the learner needs: the default of 4 steps balances the two
+(the figures: benchmarks/results/design-choices.md).
 
 >>> # adder = NStepFrameAdder(client, layout, discount=0.99)
 >>> # adder.observe_first(timestep); adder.observe(action, next_timestep); ...

@@ -22,7 +22,7 @@ def item_to_transition(item: dict, layout: StepLayout, discount: float) -> dict:
   """Rebuilds stacked observations and n-step sums from one item or a batch of them (leading axes kept).
 
   The learner's input applies it to whole batches: a few large ops per batch instead of a few small ones per
-  item (measured ~20% less CPU per batch of 256 pixel transitions, which the learner's cores pay for).
+  item, which spends less of the CPU time the learner's cores pay for (benchmarks/results/design-choices.md).
   """
   def unstack(observation: dict) -> dict:  # [..., k, H, W, C] -> [..., H, W, kC], oldest frame first
     return {key: tf.concat(tf.unstack(value, axis=-4), axis=-1) if key == STACKED_KEY else value
