@@ -1,6 +1,6 @@
 """DeepMind Acme's TF D4PG learner with rlrep's default pixel network, for `benchmarks/learner.py --acme`.
 
-The comparison the issue asks for is per update on the same network, so this builds Acme's own
+The comparison that matters is per update on the same network, so this builds Acme's own
 `acme.agents.tf.d4pg.D4PGLearner` (unchanged: its `_step`, losses, optimizers and target copies) around Sonnet
 modules shaped exactly as rlrep's defaults: two 3x3 convolutions (32 channels, stride 2 then 1, no padding)
 on uint8 pixels scaled to [-0.5, 0.5], FC-50 + LayerNorm + tanh, then Acme's LayerNormMLP(256, 256) policy

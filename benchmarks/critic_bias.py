@@ -10,8 +10,8 @@ The learner bootstraps through the task's time limit (dm_control ends an episode
 its critic estimates a return that does not stop at the limit. Each episode is therefore played
 `--length-factor` times the task's time limit and only the steps of a standard episode are scored: what the
 realised returns still leave out weighs at most discount ** (steps played after the last scored one), which
-is printed. (Until session 15 the episode stopped at the limit and its first half was scored, so the
-realised returns missed up to ~half of the discounted return and a sound critic read as optimistic.)
+is printed. (Before this tool played past the limit, each episode stopped there and its first half was scored,
+so the realised returns missed up to ~half of the discounted return and a sound critic read as optimistic.)
 
 Usage: python benchmarks/critic_bias.py RUN_DIR [--episodes 3] [--length-factor 4]
 """

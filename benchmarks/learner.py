@@ -10,7 +10,7 @@ uint8 observations, walker-sized 6-d actions), fed through `tf.data` so none wai
 * Acme's own `D4PGLearner` with rlrep's default network (benchmarks/acme_d4pg.py: 2,620,527 parameters in
   both), which has no augmentation: compare it with rlrep's augmentation-off variants.
 Variants are measured in alternating rounds so machine noise hits them alike; ratios are to the first.
-The issue's comparison is on one core: `taskset -c 0 python benchmarks/learner.py`.
+Compare with Acme on one core: `taskset -c 0 python benchmarks/learner.py`.
 
 Usage: python benchmarks/learner.py [--seconds 60] [--batch 256] [--no-bfloat16] [--no-acme]
 """
