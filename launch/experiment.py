@@ -15,7 +15,7 @@ import shutil
 from typing import Any
 
 import agents
-from launch.cluster_config import ClusterConfig
+from launch.cluster.config import ClusterConfig
 
 
 class RunFailed(RuntimeError):
@@ -54,7 +54,7 @@ class Experiment:
       apply, and its files go to <out>/wandb unless WANDB_DIR is set.
     verbose: show on the terminal what third-party libraries write to stderr (Reverb's server, absl, gRPC,
       TensorFlow: informational lines and deprecation notices); by default an in-process run keeps them in
-      <out>/logs/third_party.log and shows only the rest (launch/quiet.py).
+      <out>/logs/third_party.log and shows only the rest (launch/modes/quiet.py).
     checkpoint_every_s: seconds between learner checkpoints (and one at the end).
     checkpoint_replay: with every learner checkpoint also save the replay server's tables (newest only, in
       <out>/checkpoints/replay), so --resume continues with the replay it had instead of refilling an empty
@@ -68,7 +68,7 @@ class Experiment:
       --resources`): the learner to the node with rlrep_learner_host (without one, wherever its GPUs are), the
       actors and the evaluator to nodes with rlrep_worker, replay to the node with rlrep_replay_host if one has it,
       else with the actors.
-    cluster: cluster mode's image, namespace, accelerators and output volume (launch/cluster_config.py).
+    cluster: cluster mode's image, namespace, accelerators and output volume (launch/cluster/config.py).
     agent_config: the agent's settings (see agents/<agent>/config.py).
   """
   agent: str = agents.DEFAULT_AGENT

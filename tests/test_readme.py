@@ -22,9 +22,9 @@ def test_readme_has_one_setup_and_run_command_for_the_main_job():
 
 
 def test_the_main_job_is_a_short_inprocess_pixel_training_run():
-  from launch import cli
+  from launch.cli import commands
   arguments = _readme_commands()[0].split(".venv/bin/rlrep ", 1)[1].split()
-  parsed = vars(cli.build_parser().parse_args(arguments))  # options not given are absent
+  parsed = vars(commands.build_parser().parse_args(arguments))  # options not given are absent
   assert parsed["command"] == "train" and parsed.get("mode", "inprocess") in ("inprocess", "local")
   assert parsed.get("pixels", True) and parsed["frames"] <= 50_000 and parsed["overwrite"]  # re-runnable
 

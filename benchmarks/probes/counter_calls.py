@@ -5,8 +5,8 @@ Usage: python benchmarks/probes/counter_calls.py [N]"""
 import os, pathlib, sys, time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))  # the repository
 import psutil, ray
-from launch.counter import Counter
-from launch.local import CounterClient
+from launch.modes.local import CounterClient
+from launch.roles.counter import Counter
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 60000
 ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)

@@ -79,8 +79,8 @@ def main():
   context.Process(target=serve, args=(port_queue, EXPERIMENT), daemon=True).start()
   address = f"localhost:{port_queue.get()}"
   ray.init(address="local", num_cpus=2, include_dashboard=False)  # the learner's lines reach this terminal
-  from launch.counter import Counter
-  from launch.local import CounterClient
+  from launch.modes.local import CounterClient
+  from launch.roles.counter import Counter
   counter = CounterClient(ray.remote(Counter).options(enable_task_events=False).remote())
   learner = ray.remote(HostedLearner).options(num_cpus=1).remote()
   done = learner.run.remote(EXPERIMENT, address, counter, STEPS, OPTIONS)

@@ -22,7 +22,7 @@ def serve(port_q, experiment=EXPERIMENT):
 
 def act(address, experiment=EXPERIMENT):
   from launch import roles
-  from launch.counter import Counter
+  from launch.roles.counter import Counter
   roles.run_actor(experiment, experiment.make_builder(), address, Counter(), 0)
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ a handle with the same methods otherwise). They never start processes or know th
 * actors (`actor.py`): step the environment with the exploring policy, write to replay, report to the counter.
 * learner (`learner.py`): replicated updates from replay, weight publication, progress line, logs and checkpoints.
 * evaluator (`evaluator.py`): the deterministic policy every `eval_every_frames`: return, video, learning curve.
+* counter (`counter.py`): run-wide counts, the stop signal every role watches and the lines for the user's terminal.
 
 `devices.py` is no role: it sets up which GPUs a role's process uses, for the launchers that start them.
 """

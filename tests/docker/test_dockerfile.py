@@ -204,7 +204,7 @@ def test_the_tpu_targets_constraints_change_only_the_ml_dtypes_pin(tmp_path):
 
 
 def test_libtpus_variables_are_set_in_no_image_and_the_gpu_image_finds_gkes_nvidia_driver():
-  """libtpu's variables belong to TPU learner pods only (tests/launch/test_cluster.py checks those)."""
+  """libtpu's variables belong to TPU learner pods only (tests/launch/cluster/test_manifests.py checks those)."""
   for target in STAGES:
     assert not set(LIBTPU_VARIABLES) & set(environment(target)), target
   gpu = environment("gpu")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from agents.d4pg import D4PGConfig
-from launch.cluster_config import ClusterConfig
+from launch.cluster.config import ClusterConfig
 from launch.experiment import Experiment, load_experiment, prepare_output_dir
 
 
@@ -55,7 +55,7 @@ def test_resuming_a_directory_without_an_experiment_says_so(tmp_path):
 
 
 def test_resuming_keeps_the_saved_cluster_settings_but_those_given_again(tmp_path):
-  from launch.train import resolve_experiment
+  from launch.modes.train import resolve_experiment
   saved = Experiment(out=str(tmp_path), cluster=ClusterConfig(namespace="rl", volume_bucket="team-runs"))
   prepare_output_dir(saved, resume=False, overwrite=False)
   resumed = resolve_experiment(None, str(tmp_path), {"frames": 5}, {"image": "r/rlrep:2"})
@@ -66,7 +66,7 @@ def test_resuming_keeps_the_saved_cluster_settings_but_those_given_again(tmp_pat
 def test_wandb_is_a_logs_option_and_an_experiment_saved_before_it_loads_without_it(tmp_path):
   import argparse
 
-  from launch import options
+  from launch.cli import options
   parser = argparse.ArgumentParser()
   groups = options.add_dataclass_options(parser, Experiment, skip=("cluster", "agent_config"))
   assert "wandb" in [action.dest for action in groups["evaluation, logs and checkpoints"]._group_actions]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from launch.cluster_config import ClusterConfig
+from launch.cluster.config import ClusterConfig
 from launch.experiment import Experiment
 from launch.program import make_program
 

@@ -8,7 +8,7 @@ import pytest
 
 from agents.d4pg import D4PGConfig
 from agents.ddpg import DDPGConfig
-from launch import options
+from launch.cli import options
 
 
 def test_every_problem_is_listed_at_once():

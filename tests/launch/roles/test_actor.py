@@ -6,7 +6,7 @@ import threading
 import time
 
 from launch import roles
-from launch.counter import Counter
+from launch.roles.counter import Counter
 from launch.roles import actor as actor_role
 from rlrep import replay
 

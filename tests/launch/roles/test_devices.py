@@ -1,7 +1,7 @@
 """Device setup of role processes: which GPUs each role sees, and TensorFlow's GPU memory growth.
 
 This machine has no GPU, so TensorFlow's GPU list is stood in for where a test needs GPUs; the real processes'
-environments are checked end to end in tests/launch/test_local.py and test_ray_cluster.py.
+environments are checked end to end in tests/launch/modes/test_local.py and test_ray_cluster.py.
 """
 
 import logging

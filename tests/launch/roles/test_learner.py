@@ -9,7 +9,7 @@ import pytest
 
 import rlrep
 from launch import roles
-from launch.counter import Counter
+from launch.roles.counter import Counter
 from launch.experiment import RunFailed
 from launch.roles import learner as learner_role
 

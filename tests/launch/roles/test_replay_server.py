@@ -7,7 +7,7 @@ import threading
 import time
 
 from launch import roles
-from launch.counter import Counter
+from launch.roles.counter import Counter
 from rlrep import replay
 
 
