@@ -7,6 +7,6 @@
 * `results/`: sweeps of tasks x seeds, and the comparisons and reports of their results.
 
 At the top, what the rooms share about a run: the experiment (`experiment.py`), its roles and what each needs
-(`program.py`), and its outputs: checkpoints (`checkpoints.py`), metrics (`metrics.py`) and their W&B mirror
-(`wandb_log.py`).
+(`program.py`), and its outputs: checkpoints (`checkpoints.py`), metric rows written (`metrics_log.py`), read back
+and drawn (`metrics.py`), and their W&B mirror (`wandb_log.py`).
 """

@@ -1,9 +1,9 @@
-"""Run outputs a researcher reads: CSV rows, TensorBoard scalars, the progress line and the learning curve.
+"""Run outputs a researcher reads: the metric rows read back from their CSV files, the progress line and the
+learning curve.
 
-Every metric row is keyed by environment frames (the x-axis of RL learning curves) and written to
-`<out>/logs/<name>.csv` and to TensorBoard under `<out>/tensorboard/<name>`. Appending to an existing CSV
-(after `--resume`) keeps its columns; a metric that first appears later widens the header. With `--wandb` the
-rows also reach a Weights & Biases run (launch/wandb_log.py, which reads them back from the CSV files).
+Every metric row is keyed by environment frames (the x-axis of RL learning curves); `MetricsLog`
+(launch/metrics_log.py) writes them to `<out>/logs/<name>.csv`. Reading them loads neither TensorFlow nor W&B, so
+`rlrep compare` and `rlrep report` read runs cheaply.
 """
 
 from __future__ import annotations
@@ -12,51 +12,6 @@ import csv
 import io
 import math
 import pathlib
-
-
-class MetricsLog:
-  """Appends rows of numbers to a CSV file and to TensorBoard, with `frames` as the step (and, for the log that
-  owns the run's W&B mirror, sends the rows the CSV files have gained to W&B)."""
-
-  def __init__(self, out_dir: pathlib.Path, name: str):
-    self.path = out_dir / "logs" / f"{name}.csv"
-    self.path.parent.mkdir(parents=True, exist_ok=True)
-    self._columns: list[str] | None = None
-    if self.path.exists() and self.path.stat().st_size:
-      with self.path.open() as f:
-        self._columns = next(csv.reader(f))
-    import tensorflow as tf  # here, so reading logs (e.g. `rlrep compare`) does not load TensorFlow
-    self._tf = tf
-    self._summary = tf.summary.create_file_writer(str(out_dir / "tensorboard" / name))
-    from launch import wandb_log
-    self._wandb = wandb_log.mirror_for(out_dir, name)
-
-  def write(self, row: dict[str, float]) -> None:
-    if "frames" not in row:
-      raise ValueError(f"a metrics row needs 'frames' (its x-axis); got {sorted(row)}.")
-    new_columns = [key for key in row if key not in (self._columns or [])]
-    if new_columns:  # e.g. learner losses appear after the first row: rewrite the file with a wider header
-      earlier = read_csv(self.path) if self._columns else []
-      self._columns = (self._columns or []) + new_columns
-      with self.path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, self._columns)
-        writer.writeheader()
-        writer.writerows(earlier)
-    with self.path.open("a", newline="") as f:
-      csv.DictWriter(f, self._columns, extrasaction="ignore").writerow(row)
-    with self._summary.as_default(step=int(row["frames"])):
-      for key, value in row.items():
-        if key != "frames" and isinstance(value, (int, float)) and math.isfinite(value):
-          self._tf.summary.scalar(key, value)
-    self._summary.flush()
-    if self._wandb:
-      self._wandb.sync()
-
-  def close(self) -> None:
-    """Finishes the W&B run this log feeds, if any. Call it once the log's last row is written: the exit of a Ray
-    worker (local and cluster mode) kills W&B's service before a W&B run can finish (launch/wandb_log.py)."""
-    if self._wandb:
-      self._wandb.close()
 
 
 def read_csv(path: pathlib.Path) -> list[dict[str, float]]:

@@ -1,7 +1,7 @@
 """RSS of the learner role's outputs taken apart, without Ray and without training (the soak's settings:
 cartpole-swingup, 32x32, batch 32), by MODE:
   checkpoint   launch.checkpoints.CheckpointStore.save of D4PG's learner, the step counter moved between saves
-  metrics      launch.metrics.MetricsLog.write of a train.csv row as wide as the learner's (CSV and TensorBoard)
+  metrics      launch.metrics_log.MetricsLog.write of a train.csv row as wide as the learner's (CSV and TensorBoard)
   params       the learner's policy_params() (the weights it publishes, read from its variables)
   publish      rlrep.replay.WeightPublisher.publish of policy_params() to the replay server in this process
   publish-same the same, publishing one set of weights read once
@@ -21,7 +21,7 @@ def main():
   import psutil, rlrep
   from rlrep import replay
   from launch.checkpoints import CheckpointStore
-  from launch.metrics import MetricsLog
+  from launch.metrics_log import MetricsLog
   from launch.roles.replay_server import make_replay_server
   shutil.rmtree(OUT, ignore_errors=True)
   server = make_replay_server(EXPERIMENT.make_builder())  # the learner needs an address; it never samples here

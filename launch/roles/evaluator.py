@@ -17,6 +17,7 @@ import numpy as np
 
 from environments import dmc, recording
 from launch import metrics
+from launch.metrics_log import MetricsLog
 from launch.experiment import Experiment, RunFailed
 from rlrep import acting, core, replay
 
@@ -53,7 +54,7 @@ class Evaluator:
                                                   render_size=experiment.video_size)
     self._policy = builder.make_policy(evaluation=True)
     self._weights = replay.WeightClient(replay.connect(address))  # pulled once per evaluation
-    self._log = metrics.MetricsLog(experiment.out_dir, "eval")
+    self._log = MetricsLog(experiment.out_dir, "eval")
     self._camera = dmc.default_camera(dmc.parse_task(experiment.task)[0])
     self.results: list[dict] = []
 

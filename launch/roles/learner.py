@@ -22,6 +22,7 @@ import numpy as np
 
 import rlrep
 from launch import metrics
+from launch.metrics_log import MetricsLog
 from launch.checkpoints import CheckpointStore
 from launch.experiment import Experiment, RunFailed
 from rlrep import core, replay
@@ -69,7 +70,7 @@ class LearnerRole:
     self._starved_reports = 0
     self._publisher = replay.WeightPublisher(self._client)
     self._checkpoints = CheckpointStore(experiment.out_dir / "checkpoints")
-    self._log = metrics.MetricsLog(experiment.out_dir, "train") if self._chief else None
+    self._log = MetricsLog(experiment.out_dir, "train") if self._chief else None
     restored = self._checkpoints.restore(self._learner)
     if restored and self._chief:  # actors wait for the first weights (published below): replay holds what was restored
       held = self._client.server_info(timeout=30)[replay.REPLAY_TABLE].current_size

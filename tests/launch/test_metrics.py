@@ -1,31 +1,11 @@
-"""Run outputs: CSV rows that survive a resume and a widening header, TensorBoard events, the progress line."""
+"""Run outputs read: the progress line, the learning curve, and rows of a log that is being written (writing them:
+test_metrics_log.py)."""
 
 import imageio.v2 as imageio
 import numpy as np
-import pytest
 
 from launch import metrics
-
-
-def test_rows_are_appended_and_a_later_metric_widens_the_header(tmp_path):
-  log = metrics.MetricsLog(tmp_path, "train")
-  log.write({"frames": 0, "frames_per_s": 10.0})
-  log.write({"frames": 100, "frames_per_s": 12.0, "critic_loss": 0.5})  # losses appear after the first row
-  assert metrics.read_log(tmp_path, "train") == [{"frames": 0, "frames_per_s": 10.0},
-                                                 {"frames": 100, "frames_per_s": 12.0, "critic_loss": 0.5}]
-  assert list((tmp_path / "tensorboard" / "train").glob("events.out.tfevents.*"))
-
-
-def test_a_resumed_log_keeps_its_rows_and_columns(tmp_path):
-  metrics.MetricsLog(tmp_path, "eval").write({"frames": 0, "eval_return": 1.0})
-  metrics.MetricsLog(tmp_path, "eval").write({"frames": 50, "eval_return": 2.0})  # a new process, same file
-  assert [r["eval_return"] for r in metrics.read_log(tmp_path, "eval")] == [1.0, 2.0]
-
-
-def test_a_row_without_frames_is_refused_and_no_log_reads_as_empty(tmp_path):
-  with pytest.raises(ValueError, match="needs 'frames'"):
-    metrics.MetricsLog(tmp_path, "train").write({"frames_per_s": 1.0})
-  assert metrics.read_log(tmp_path / "elsewhere", "train") == []
+from launch.metrics_log import MetricsLog
 
 
 def test_the_progress_line_shows_throughput_returns_and_waiting_and_marks_missing_values():
@@ -39,7 +19,7 @@ def test_the_progress_line_shows_throughput_returns_and_waiting_and_marks_missin
 
 
 def test_the_learning_curve_is_a_picture_of_both_logs(tmp_path):
-  train, evaluation = metrics.MetricsLog(tmp_path, "train"), metrics.MetricsLog(tmp_path, "eval")
+  train, evaluation = MetricsLog(tmp_path, "train"), MetricsLog(tmp_path, "eval")
   for frames in range(0, 1000, 100):
     train.write({"frames": frames, "episode_return": frames / 10})
     evaluation.write({"frames": frames, "eval_return": frames / 5})
@@ -50,7 +30,7 @@ def test_the_learning_curve_is_a_picture_of_both_logs(tmp_path):
 
 
 def test_reading_a_log_another_process_is_writing_leaves_out_its_unfinished_last_line(tmp_path):
-  metrics.MetricsLog(tmp_path, "train").write({"frames": 0, "critic_loss": 0.5})
+  MetricsLog(tmp_path, "train").write({"frames": 0, "critic_loss": 0.5})
   with (tmp_path / "logs" / "train.csv").open("a") as f:
     f.write("100,0.2")  # a row whose line end is not written yet
   assert metrics.read_complete_rows(tmp_path, "train") == [{"frames": 0, "critic_loss": 0.5}]

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from launch import metrics, wandb_log
+from launch.metrics_log import MetricsLog
 from launch.experiment import Experiment, RunFailed, prepare_output_dir
 
 
@@ -70,7 +71,7 @@ def test_train_and_eval_rows_reach_one_wandb_run_against_frames_with_the_experim
   experiment = _experiment(tmp_path)
   prepare_output_dir(experiment, resume=False, overwrite=False)
   out = experiment.out_dir
-  train, evaluation = metrics.MetricsLog(out, "train"), metrics.MetricsLog(out, "eval")
+  train, evaluation = MetricsLog(out, "train"), MetricsLog(out, "eval")
   train.write({"frames": 100, "critic_loss": 0.5})
   evaluation.write({"frames": 0, "eval_return": 1.0})  # below the train row's frames: still kept
   train.write({"frames": 200, "critic_loss": 0.25, "replay_size": float("nan")})
@@ -96,8 +97,8 @@ def test_train_and_eval_rows_reach_one_wandb_run_against_frames_with_the_experim
 def test_rows_another_process_writes_are_sent_every_log_interval(tmp_path, offline):
   experiment = _experiment(tmp_path, log_every_s=0.1)
   prepare_output_dir(experiment, resume=False, overwrite=False)
-  evaluation = metrics.MetricsLog(experiment.out_dir, "eval")
-  metrics.MetricsLog(experiment.out_dir, "train").write({"frames": 100, "critic_loss": 0.5})  # as the learner would
+  evaluation = MetricsLog(experiment.out_dir, "eval")
+  MetricsLog(experiment.out_dir, "train").write({"frames": 100, "critic_loss": 0.5})  # as the learner would
   state = experiment.out_dir / "logs" / wandb_log.STATE_FILE
   deadline = time.monotonic() + 30
   while json.loads(state.read_text())["rows_sent"]["train"] < 1:
@@ -110,14 +111,14 @@ def test_a_resume_continues_the_wandb_run_and_a_run_given_wandb_late_sends_its_e
   without = _experiment(tmp_path, wandb=None)
   prepare_output_dir(without, resume=False, overwrite=False)
   out = without.out_dir
-  metrics.MetricsLog(out, "train").write({"frames": 100, "critic_loss": 0.5})
-  metrics.MetricsLog(out, "eval").write({"frames": 0, "eval_return": 1.0})
+  MetricsLog(out, "train").write({"frames": 100, "critic_loss": 0.5})
+  MetricsLog(out, "eval").write({"frames": 0, "eval_return": 1.0})
   assert not (out / "logs" / wandb_log.STATE_FILE).exists()
 
   sessions = []
   for frames in (500, 900):  # two resumes with --wandb
     prepare_output_dir(dataclasses.replace(without, wandb="rlrep-tests", frames=frames), resume=True, overwrite=False)
-    evaluation = metrics.MetricsLog(out, "eval")
+    evaluation = MetricsLog(out, "eval")
     evaluation.write({"frames": frames, "eval_return": frames / 100})
     evaluation.close()
     sessions.append(_run_id(out))
@@ -134,10 +135,10 @@ def test_a_missing_wandb_package_says_how_to_install_it_and_only_the_evaluators_
   experiment = _experiment(tmp_path)
   prepare_output_dir(experiment, resume=False, overwrite=False)
   monkeypatch.setitem(sys.modules, "wandb", None)  # `import wandb` fails as if it were not installed
-  metrics.MetricsLog(experiment.out_dir, "train").write({"frames": 0, "critic_loss": 1.0})
+  MetricsLog(experiment.out_dir, "train").write({"frames": 0, "critic_loss": 1.0})
   with pytest.raises(RunFailed, match=r"wandb package is not installed.*pip install 'rlrep\[wandb\]'"):
-    metrics.MetricsLog(experiment.out_dir, "eval")
-  metrics.MetricsLog(tmp_path / "no-experiment", "eval").write({"frames": 0, "eval_return": 1.0})
+    MetricsLog(experiment.out_dir, "eval")
+  MetricsLog(tmp_path / "no-experiment", "eval").write({"frames": 0, "eval_return": 1.0})
 
 
 def test_a_wandb_run_that_cannot_start_says_how_to_log_in_or_log_offline(tmp_path, monkeypatch):
@@ -150,7 +151,7 @@ def test_a_wandb_run_that_cannot_start_says_how_to_log_in_or_log_offline(tmp_pat
   experiment = _experiment(tmp_path)
   prepare_output_dir(experiment, resume=False, overwrite=False)
   with pytest.raises(RunFailed, match="api_key not configured.*wandb login.*WANDB_MODE=offline.*wandb sync"):
-    metrics.MetricsLog(experiment.out_dir, "eval")
+    MetricsLog(experiment.out_dir, "eval")
 
 
 @pytest.mark.timeout(300)

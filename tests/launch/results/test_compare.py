@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from agents.d4pg import D4PGConfig
-from launch import cli, metrics
+from launch import cli
+from launch.metrics_log import MetricsLog
 from launch.results import compare
 from launch.experiment import Experiment, prepare_output_dir
 
@@ -16,7 +17,7 @@ def _run(root, name, returns, seed=0, task="cartpole-swingup", agent_name="d4pg"
   experiment = Experiment(task=task, seed=seed, out=str(root / name), agent=agent_name,
                           agent_config=dataclasses.replace(config(**agent), seed=seed))
   prepare_output_dir(experiment, resume=False, overwrite=False)
-  log = metrics.MetricsLog(experiment.out_dir, "eval")
+  log = MetricsLog(experiment.out_dir, "eval")
   for frames, value, *updates in returns:  # (frames, return) or (frames, return, learner updates)
     log.write({"frames": frames, "eval_return": value, **({"learner_steps": updates[0]} if updates else {})})
   return str(experiment.out_dir)
