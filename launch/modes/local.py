@@ -2,7 +2,8 @@
 existing Ray cluster (`--ray-address`).
 
 The roles are the same functions in-process mode runs on threads (`launch/roles/`); here each runs in a
-Ray actor sized by `launch/program.py`. The counter is a Ray actor too, and roles call it through
+Ray actor sized by `launch/program.py` (`ReplayProcess`, `LearnerProcess`, `EvaluatorProcess`, `ActorProcess`:
+Ray titles their processes `ray::<class>`). The counter is a Ray actor too, and roles call it through
 `CounterClient`, which has the `Counter`'s methods, so no role knows it is distributed.
 
 * A dead actor process is restarted by Ray and carries on (a new seed; its counted frames stay counted).
@@ -33,7 +34,7 @@ picks the node). A node that dies takes its roles with it: Ray restarts its acto
 free, and the loss of the replay server, the learner or the counter stops the run with the `--resume` command.
 
 A learner on several hosts (`--learner-hosts N`) is N learner roles, one a node where nodes advertise
-`rlrep_learner_host`. Each first reports its node's address and a free port (`LearnerRole.host_address`); the
+`rlrep_learner_host`. Each first reports its node's address and a free port (`LearnerProcess.host_address`); the
 driver builds every host's TF_CONFIG from them (`tf_configs`) and starts them together. The loss of any of them
 stops the run like the learner's.
 """
@@ -133,8 +134,8 @@ def _log_devices(role: str, counter: CounterClient | None = None, show_rendering
     counter.announce(f"[{role}] rendering: {rendering.describe_gl_backend()}")
 
 
-class ReplayRole:
-  """Owns the Reverb server for the whole run."""
+class ReplayProcess:
+  """The replay role's Ray process: owns the Reverb server for the whole run."""
 
   def __init__(self, experiment: Experiment):
     _role_output_to_file(experiment, "replay")
@@ -149,7 +150,9 @@ class ReplayRole:
     self._server.stop()
 
 
-class LearnerRole:
+class LearnerProcess:
+  """The Ray process of the learner role (or of one learner host): runs `roles.LearnerRole` on its devices."""
+
   def host_address(self) -> str:
     """HOST:PORT on which this learner host's collectives will listen: its node's address and a free port."""
     with socket.socket() as probe:
@@ -179,7 +182,9 @@ def tf_configs(host_addresses: list[str]) -> list[str]:
           for index in range(len(host_addresses))]
 
 
-class EvaluatorRole:
+class EvaluatorProcess:
+  """The evaluator role's Ray process: runs `roles.run_evaluator`, its policy on the CPU."""
+
   def run(self, experiment: Experiment, address: str, counter: CounterClient) -> dict:
     _role_output_to_file(experiment, "evaluator", counter)
     devices.hide_gpus_from_tensorflow()  # a GPU this process sees is the one it renders on
@@ -187,7 +192,9 @@ class EvaluatorRole:
     return roles.run_evaluator(experiment, experiment.make_builder(), address, counter)
 
 
-class ActorRole:
+class ActorProcess:
+  """An actor role's Ray process: runs `roles.run_actor`, its policy on the CPU."""
+
   def run(self, experiment: Experiment, address: str, counter: CounterClient, actor_id: int) -> None:
     _role_output_to_file(experiment, f"actor-{actor_id}", counter)
     devices.hide_gpus_from_tensorflow()  # a GPU this process sees is the one it renders on
@@ -416,17 +423,17 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool, rend
   counter = CounterClient(start(Counter, "counter", enable_task_events=False, scheduling_strategy=driver_node)
                           .remote(**{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")}))
   unstarted = _Unstarted(program)
-  replay = unstarted.watch("replay", start(ReplayRole, "replay", enable_task_events=False).remote(experiment))
+  replay = unstarted.watch("replay", start(ReplayProcess, "replay", enable_task_events=False).remote(experiment))
   address = unstarted.get(replay.address.remote())
   print(f"replay server at {address}", flush=True)
   learner_names = [name for name, role in program.items() if role.kind == "learner"]
-  hosts = [unstarted.watch(name, start(LearnerRole, name).remote()) for name in learner_names]
+  hosts = [unstarted.watch(name, start(LearnerProcess, name).remote()) for name in learner_names]
   configs = tf_configs(unstarted.get([host.host_address.remote() for host in hosts])) if len(hosts) > 1 else [None]
   learner, *other_learner_hosts = [host.run.remote(experiment, address, counter, name, config)
                                    for host, name, config in zip(hosts, learner_names, configs)]
-  evaluator = unstarted.watch("evaluator", start(EvaluatorRole, "evaluator").remote()).run.remote(
+  evaluator = unstarted.watch("evaluator", start(EvaluatorProcess, "evaluator").remote()).run.remote(
       experiment, address, counter)
-  actors = [unstarted.watch(f"actor-{i}", start(ActorRole, f"actor-{i}").remote()).run.remote(
+  actors = [unstarted.watch(f"actor-{i}", start(ActorProcess, f"actor-{i}").remote()).run.remote(
                 experiment, address, counter, i) for i in range(experiment.actors)]
   terminal = _Terminal(counter)
   vital = _VitalRoles(counter, replay, experiment)

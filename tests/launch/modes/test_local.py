@@ -32,8 +32,8 @@ TINY_LOCAL = ["--mode", "local", "--actors", "2", "--task", "cartpole-swingup", 
               "--frames", "1000000"]
 
 
-ROLE_CLASSES = {"replay": "ReplayRole", "learner": "LearnerRole", "evaluator": "EvaluatorRole", "actor-0": "ActorRole",
-                "counter": "ray::Counter"}
+ROLE_CLASSES = {"replay": "ReplayProcess", "learner": "LearnerProcess", "evaluator": "EvaluatorProcess",
+                "actor-0": "ActorProcess", "counter": "ray::Counter"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -79,7 +79,7 @@ def interrupted_run(tmp_path_factory, wait_for):
   try:
     wait_for(lambda: any(r["learner_steps"] >= 20 for r in metrics.read_log(out, "train")), "learner steps",
               process)
-    actor_processes = wait_for(lambda: _processes_named(driver, "ActorRole"), "actor processes", process)
+    actor_processes = wait_for(lambda: _processes_named(driver, "ActorProcess"), "actor processes", process)
     every_process = driver.children(recursive=True)
     # What each role process started with: /proc/PID/environ holds the environment it was started with.
     environments = {role: _processes_named(driver, name)[0].environ() for role, name in ROLE_CLASSES.items()}
@@ -92,7 +92,7 @@ def interrupted_run(tmp_path_factory, wait_for):
     # Killed only once its first evaluation is logged: killed during it, the run would log one evaluation in
     # all (the restarted evaluator's), as the next is 100k frames away.
     wait_for(lambda: metrics.read_log(out, "eval"), "the first evaluation", process)
-    wait_for(lambda: _processes_named(driver, "EvaluatorRole"), "the evaluator process", process)[0].kill()
+    wait_for(lambda: _processes_named(driver, "EvaluatorProcess"), "the evaluator process", process)[0].kill()
     # The restarted evaluator evaluates at once: its first evaluation is due at the frames so far rounded down to
     # a multiple of --eval-every-frames, here 0.
     wait_for(lambda: len(metrics.read_log(out, "eval")) >= 2, "the restarted evaluator to evaluate", process)
@@ -168,7 +168,7 @@ def test_a_killed_learner_stops_the_run_and_a_resume_goes_on_until_sigterm(tmp_p
   try:
     store = CheckpointStore(out / "checkpoints")
     wait_for(lambda: (store.latest() or {}).get("learner_steps", 0) > 0, "a checkpoint", process)
-    _processes_named(psutil.Process(process.pid), "LearnerRole")[0].kill()
+    _processes_named(psutil.Process(process.pid), "LearnerProcess")[0].kill()
     output, _ = process.communicate(timeout=180)
   finally:
     if process.poll() is None:
@@ -236,7 +236,7 @@ def _run_until_killed(tmp_path, role_class: str, then_wait_for, wait_for):
   return process.returncode, output, out, alive
 
 
-@pytest.mark.parametrize("role_class, name", [("ReplayRole", "replay"), ("ray::Counter", "counter")])
+@pytest.mark.parametrize("role_class, name", [("ReplayProcess", "replay"), ("ray::Counter", "counter")])
 def test_a_killed_replay_or_counter_stops_the_run_naming_it_with_the_resume_command(tmp_path, role_class, name,
                                                                                     wait_for):
   code, output, out, alive = _run_until_killed(tmp_path, role_class, lambda out: False, wait_for)
