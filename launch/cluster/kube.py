@@ -124,7 +124,8 @@ class Job:
 
   @classmethod
   def of(cls, experiment: Experiment) -> "Job":
-    """The job `experiment`'s manifests render (launch/cluster/manifests.py), found by `from_out` once written."""
+    """The job `experiment`'s manifests describe, named as they name it: the job `from_out` finds once they are
+    written, without reading them back."""
     return cls(name=job_name(experiment), namespace=experiment.cluster.namespace, out=experiment.out_dir,
                cluster=experiment.cluster)
 
