@@ -1,5 +1,7 @@
 """D4PG settings: every problem listed at once, replay settings derived (and validated) from them."""
 
+import dataclasses
+
 import pytest
 
 from agents.d4pg.config import D4PGConfig
@@ -25,3 +27,20 @@ def test_state_features_are_not_stacked_or_augmented():
   assert (config.pixels, config.frame_stack, config.augment, config.batch_size) == (False, 1, False, 8)
   with pytest.raises(ValueError, match="use frame_stack=1 with pixels=False"):
     D4PGConfig(pixels=False, frame_stack=3)
+
+
+# Every default, field for field: runs made with them stay comparable with later ones.
+DEFAULTS = {"pixels": True, "image_size": 84, "frame_stack": 3, "action_repeat": 2, "render_quality": "standard",
+            "batch_size": 256, "n_step": 3, "discount": 0.99, "num_atoms": 51, "vmin": 0.0, "vmax": 200.0,
+            "learning_rate": 1e-4, "max_gradient_norm": 40.0, "target_update_period": 100, "target_update_tau": 0.0,
+            "sigma": 0.2, "sigma_start": 1.0, "sigma_decay_frames": 100_000, "random_frames": 4_000,
+            "critic_initial_value": 0.0, "saturation_penalty": 0.01, "conv_channels": 32, "feature_dim": 50,
+            "hidden_sizes": (256, 256), "precision": "auto", "steps_per_call": 1, "augment": True,
+            "samples_per_insert": 32.0, "min_replay_size": 1000, "max_replay_size": 1_000_000,
+            "replay_chunk_length": 4, "replay_error_buffer": None, "weights_update_period": 100, "seed": 0}
+
+
+def test_the_defaults_are_d4pgs():
+  assert dataclasses.asdict(D4PGConfig()) == DEFAULTS
+  state_features = {**DEFAULTS, "pixels": False, "frame_stack": 1, "augment": False, "sigma_start": 0.2}
+  assert dataclasses.asdict(D4PGConfig.for_state_features()) == state_features

@@ -56,3 +56,18 @@ def test_every_field_is_a_documented_option_in_a_help_section():
                                                                                 "augment": False}
 
 
+# Every default, field for field: runs made with them stay comparable with later ones.
+DEFAULTS = {"pixels": True, "image_size": 84, "frame_stack": 3, "action_repeat": 2, "render_quality": "standard",
+            "batch_size": 256, "n_step": 3, "discount": 0.99, "learning_rate": 1e-4, "max_gradient_norm": 0.0,
+            "target_update_period": 100, "target_update_tau": 0.01, "target_noise": 0.2, "target_noise_clip": 0.3,
+            "sigma": 0.1, "sigma_start": 1.0, "sigma_decay_frames": 100_000, "random_frames": 4_000,
+            "saturation_penalty": 0.0, "conv_channels": 32, "feature_dim": 50, "hidden_sizes": (256, 256),
+            "precision": "auto", "steps_per_call": 1, "augment": True, "samples_per_insert": 32.0,
+            "min_replay_size": 1000, "max_replay_size": 1_000_000, "replay_chunk_length": 4,
+            "replay_error_buffer": None, "weights_update_period": 100, "seed": 0}
+
+
+def test_the_defaults_are_drqv2s_where_this_machine_allows():
+  assert dataclasses.asdict(DDPGConfig()) == DEFAULTS
+  state_features = {**DEFAULTS, "pixels": False, "frame_stack": 1, "augment": False, "sigma_start": 0.1}
+  assert dataclasses.asdict(DDPGConfig.for_state_features()) == state_features
