@@ -1,8 +1,9 @@
 """The agent registry: `rlrep train --agent NAME` runs `AGENTS[NAME]`.
 
-Each agent is a package split by role (config, networks, learning, acting, builder, presets) with no launch
-code; launchers reach it only through its `Agent` entry here. Adding an agent is its package plus one line
-in `AGENTS`.
+Each agent is a package split by role (config, networks, learning, builder, presets) with no launch code, built
+on the pieces its siblings share (agents/actor_critic: the shared settings, encoder and policy, acting, the learner
+loop, builder and preset rules); agents never import one another. Launchers reach an agent only through its
+`Agent` entry here. Adding an agent is its package plus one line in `AGENTS`.
 
 >>> get("d4pg").config.__name__
 'D4PGConfig'

@@ -31,7 +31,7 @@ import rlrep  # noqa: E402
 import acme_d4pg  # noqa: E402  (benchmarks/acme_d4pg.py)
 from render import calls_per_second  # noqa: E402  (benchmarks/render.py)
 from agents.d4pg import D4PGConfig  # noqa: E402
-from agents.d4pg.learning import Learner, LearnerState, update  # noqa: E402
+from agents.d4pg.learning import Learner, make_state, update  # noqa: E402
 from rlrep import precision  # noqa: E402
 
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray((84, 84, 9), np.uint8, 0, 255, name="pixels")}
@@ -50,7 +50,7 @@ def rlrep_learner(config: D4PGConfig, batch: dict):
 def plain_update(config: D4PGConfig, batch: dict):
   one_device = tf.distribute.OneDeviceStrategy("/cpu:0")
   with one_device.scope():
-    state = LearnerState(OBSERVATION_SPEC, ACTION_SPEC, config)
+    state = make_state(OBSERVATION_SPEC, ACTION_SPEC, config)
   compiled = tf.function(lambda b: one_device.run(update, args=(state, b, config)))
   batches = iter(tf.data.Dataset.from_tensors(batch).repeat().prefetch(2))
   return lambda: {name: float(value) for name, value in compiled(next(batches)).items()}

@@ -21,6 +21,11 @@ from environments import rendering
 from environments import wrappers
 
 MAX_SIZE = 1024
+# What an agent sees by default, as in DrQ-v2: 84x84 images, the latest 3 frames stacked, each action held for 2
+# frames. `load`'s defaults and the agents' environment settings are these.
+IMAGE_SIZE = 84
+FRAME_STACK = 3
+ACTION_REPEAT = 2
 # The pixel-RL literature (PlaNet, DrQ, DMC tech report) views quadrupeds from camera 2, all else from 0.
 DEFAULT_CAMERA = {"quadruped": 2}
 TASKS = tuple(f"{domain}-{task}" for domain, task in suite.ALL_TASKS)
@@ -87,8 +92,8 @@ def _check_camera(physics, camera: int | str) -> None:
     raise ValueError(f"camera id {camera} is out of range: this model has cameras -1 (free) to {model.ncam - 1} {names}.")
 
 
-def load(name: str, *, pixels: bool = True, size: int = 84, camera: int | str | None = None,
-         frame_stack: int = 3, action_repeat: int = 2, render_quality: str = "standard",
+def load(name: str, *, pixels: bool = True, size: int = IMAGE_SIZE, camera: int | str | None = None,
+         frame_stack: int = FRAME_STACK, action_repeat: int = ACTION_REPEAT, render_quality: str = "standard",
          seed: int | None = None, proprio: bool = False, time_limit: float | None = None,
          render_size: int | None = None) -> dm_env.Environment:
   """Loads a Control Suite task as a dm_env environment.

@@ -1,8 +1,8 @@
 """D4PG (Barth-Maron et al., 2018): deterministic policy, categorical critic, n-step returns, many actors.
 
-Split by role: `config` (settings), `networks`, `learning` (the replicated update and the Learner),
-`acting` (the actor-side policy), `builder` (what launchers call) and `presets` (per-task starting
-settings). No process wiring lives here.
+The shared actor-critic pieces (agents/actor_critic) with D4PG's own, split by role: `config` (the critic's
+settings), `networks` (the categorical critic), `learning` (the replicated update), `builder` (what launchers
+call) and `presets` (the value range's rule). No process wiring lives here.
 """
 
 from agents.d4pg import presets

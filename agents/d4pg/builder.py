@@ -1,81 +1,17 @@
-"""Everything a launcher needs to run D4PG on one task, without knowing how processes are wired.
+"""Everything a launcher needs to run D4PG on one task: the shared actor-critic builder with D4PG's learner.
 
-The builder turns (task, D4PGConfig) into environments, replay tables, the learner, and actor and evaluator
-policies. Launchers (in-process threads, Ray processes, cluster pods) call the same methods in each role.
-
+>>> from agents.d4pg.config import D4PGConfig
 >>> builder = D4PGBuilder("cartpole-balance", D4PGConfig.for_state_features())
->>> sorted(builder.observation_spec), builder.action_spec.shape
-(['features'], (1,))
+>>> sorted(builder.observation_spec), builder.action_spec.shape, builder.learner_class.__module__
+(['features'], (1,), 'agents.d4pg.learning')
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
-import dm_env
-import reverb
-
-import rlrep
-from agents.d4pg.acting import Exploration, PolicyNetwork
-from agents.d4pg.config import ActorCriticConfig, D4PGConfig
+from agents.actor_critic.builder import ActorCriticBuilder
 from agents.d4pg.learning import Learner
-from environments import dmc
-from rlrep import replay
 
 
-class D4PGBuilder:
+class D4PGBuilder(ActorCriticBuilder):
   """D4PG on a Control Suite task; an `rlrep.core.Builder`."""
-  learner_class = Learner  # agents/ddpg's builder is this one with its own learner
-
-  def __init__(self, task: str, config: ActorCriticConfig):
-    self.task = task
-    self.config = config
-    probe = self.make_environment(seed=0)  # also rejects an unknown task before anything starts
-    self.observation_spec = probe.observation_spec()
-    self.action_spec = probe.action_spec()
-    probe.close()
-    self.layout = replay.StepLayout.from_specs(self.observation_spec, self.action_spec, config.frame_stack,
-                                               config.n_step)
-
-  def make_environment(self, seed: int, render_size: int | None = None,
-                       time_limit: float | None = None) -> dm_env.Environment:
-    """The task as the agent sees it; `render_size` allows larger renders of it (evaluation videos),
-    `time_limit` (seconds) longer or shorter episodes than the task's own (diagnostics)."""
-    config = self.config
-    return dmc.load(self.task, pixels=config.pixels, size=config.image_size, frame_stack=config.frame_stack,
-                    action_repeat=config.action_repeat, render_quality=config.render_quality, seed=seed,
-                    render_size=render_size, time_limit=time_limit)
-
-  def make_policy(self, evaluation: bool = False) -> PolicyNetwork:
-    """The exploring actor policy (tell it the run's frames with `set_frames`), or with `evaluation=True`
-    the deterministic one."""
-    return PolicyNetwork(self.observation_spec, self.action_spec, self.config,
-                         exploration=None if evaluation else Exploration.from_config(self.config))
-
-  def make_tables(self) -> list[reverb.Table]:
-    """Replay, and the weights table whose signature is the policy's weights by name."""
-    weight_specs = self.make_policy(evaluation=True).variable_specs()
-    return [replay.replay_table(self.layout, self.config.replay), replay.weights_table(weight_specs)]
-
-  def make_adder(self, client: reverb.Client, watchdog: replay.Watchdog | None = None,
-                 should_stop: Callable[[], bool] | None = None) -> replay.NStepFrameAdder:
-    return replay.NStepFrameAdder(client, self.layout, chunk_length=self.config.replay.chunk_length,
-                                  watchdog=watchdog, should_stop=should_stop)
-
-  def make_learner(self, replicator: rlrep.Replicator, server_address: str, *,
-                   end_after_idle_s: float | None = None, watchdog: replay.Watchdog | None = None) -> Learner:
-    """A learner reading its batches from the replay server (each replica its own share).
-
-    With `end_after_idle_s`, `Learner.step` raises `StopIteration` when replay has allowed no sample for
-    that long, so the caller can check whether to stop, then call `restart_input`. A `watchdog` logs the
-    replay state while a sample is blocked.
-    """
-    # Batches cross into Python as one tensor each (replay.wrap_batches) where every replica is a CPU: the
-    # wrapper's memory saving was measured there, and a TPU cannot take it as input.
-    on_cpus = all("CPU" in device.upper() for device in replicator.strategy.extended.worker_devices)
-    input_fn = replay.make_input_fn(server_address, self.layout, self.config.discount, self.config.batch_size,
-                                    end_after_idle_s=end_after_idle_s, wrap=on_cpus)
-
-    return self.learner_class(replicator, self.observation_spec, self.action_spec, self.config,
-                              lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)),
-                              watchdog=watchdog)
+  learner_class = Learner

@@ -1,129 +1,20 @@
-"""D4PG settings with literature defaults for DeepMind Control Suite from pixels.
+"""D4PG settings: the shared actor-critic settings (agents/actor_critic/config.py) and the categorical critic's.
 
-Sources: the D4PG paper (Barth-Maron et al., 2018), Acme's D4PG defaults, the DMC tech report's pixel
-encoder (2 conv layers, FC-50, LayerNorm, tanh; encoder trained by the critic only) and DrQ's random shift.
-Every field is an `rlrep train` option: `--field-name value`. `ActorCriticConfig` holds what D4PG's settings
-share with agents built from its pieces (agents/ddpg): their checks and the replay settings derived from them.
+Sources: the D4PG paper (Barth-Maron et al., 2018) and Acme's D4PG defaults. Every field is an `rlrep train`
+option: `--field-name value`.
+
+>>> D4PGConfig(num_atoms=1, vmin=5.0, vmax=1.0)
+Traceback (most recent call last):
+ValueError: invalid D4PG settings:
+  - num_atoms must be >= 2, got 1
+  - vmin (5.0) must be below vmax (1.0)
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from typing import TypeVar
 
-from environments import dmc
-from rlrep.precision import PRECISIONS
-from rlrep.replay import ReplayConfig
-
-
-MIN_IMAGE_SIZE = 16
-_Config = TypeVar("_Config", bound="ActorCriticConfig")
-
-
-class ActorCriticConfig:
-  """What D4PG's settings share with agents built from its pieces (agents/ddpg): environment, encoder and
-  policy networks, optimisation, targets, exploration and replay.
-
-  Not a dataclass: each agent's frozen dataclass declares the fields itself (so D4PGConfig keeps its field
-  order) and inherits their checks (`shared_problems`), the replay settings derived from them and the
-  state-feature defaults.
-  """
-  pixels: bool
-  image_size: int
-  frame_stack: int
-  action_repeat: int
-  render_quality: str
-  batch_size: int
-  n_step: int
-  discount: float
-  learning_rate: float
-  max_gradient_norm: float
-  target_update_period: int
-  target_update_tau: float
-  sigma: float
-  sigma_start: float
-  sigma_decay_frames: int
-  random_frames: int
-  saturation_penalty: float
-  conv_channels: int
-  feature_dim: int
-  hidden_sizes: tuple[int, ...]
-  precision: str
-  steps_per_call: int
-  augment: bool
-  samples_per_insert: float | None
-  min_replay_size: int
-  max_replay_size: int
-  replay_chunk_length: int
-  replay_error_buffer: float | None
-  weights_update_period: int
-  seed: int
-
-  def shared_problems(self) -> list[str]:
-    """Every problem with the shared settings, one sentence each (the replay settings are checked by `refuse`)."""
-    problems = []
-    try:
-      dmc.check_settings(self.image_size, self.frame_stack, self.action_repeat, self.render_quality)
-    except ValueError as error:
-      problems.append(str(error).rstrip("."))
-    if self.pixels and self.image_size < MIN_IMAGE_SIZE:
-      problems.append(f"image_size must be >= {MIN_IMAGE_SIZE} for the encoder's convolutions, got {self.image_size}")
-    if self.conv_channels < 1 or self.feature_dim < 1:
-      problems.append(f"conv_channels and feature_dim must be >= 1, got {self.conv_channels} and {self.feature_dim}")
-    if not 0 < self.learning_rate < math.inf:
-      problems.append(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
-    if self.max_gradient_norm < 0:
-      problems.append(f"max_gradient_norm must be >= 0 (0 = no clipping), got {self.max_gradient_norm}")
-    if self.target_update_period < 1:
-      problems.append(f"target_update_period must be >= 1, got {self.target_update_period}")
-    if not 0.0 <= self.target_update_tau <= 1.0:
-      problems.append(f"target_update_tau must be in [0, 1], got {self.target_update_tau}")
-    if self.saturation_penalty < 0:
-      problems.append(f"saturation_penalty must be >= 0 (0 = off), got {self.saturation_penalty}")
-    if self.sigma < 0 or self.sigma_start < 0:
-      problems.append(f"sigma and sigma_start must be >= 0, got {self.sigma} and {self.sigma_start}")
-    if self.sigma_decay_frames < 0 or self.random_frames < 0:
-      problems.append(f"sigma_decay_frames and random_frames must be >= 0, got {self.sigma_decay_frames} and "
-                      f"{self.random_frames}")
-    if self.precision not in PRECISIONS:
-      problems.append(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
-    if self.steps_per_call < 1:
-      problems.append(f"steps_per_call must be >= 1, got {self.steps_per_call}")
-    if not self.hidden_sizes or min(self.hidden_sizes) < 1:
-      problems.append(f"hidden_sizes needs at least one positive width, got {self.hidden_sizes}")
-    if self.weights_update_period < 1:
-      problems.append(f"weights_update_period must be >= 1, got {self.weights_update_period}")
-    if not self.pixels and self.frame_stack != 1:
-      problems.append(f"state features are not stacked: use frame_stack=1 with pixels=False "
-                      f"(got frame_stack={self.frame_stack})")
-    return problems
-
-  def refuse(self, agent: str, problems: list[str]) -> None:
-    """Raises ValueError listing every problem (`agent` names the settings), then checks the replay settings."""
-    if problems:
-      raise ValueError(f"invalid {agent} settings:\n  - " + "\n  - ".join(problems))
-    _ = self.replay  # building the replay settings validates them too
-
-  @property
-  def replay_bytes_per_step(self) -> int:
-    """Replay memory per stored agent step, uncompressed: one RGB frame (stacks are rebuilt when sampled) or
-    a state vector, plus action, reward, discount and Reverb's per-item bookkeeping (~1 kB)."""
-    return (self.image_size * self.image_size * 3 if self.pixels else 1024) + 1024
-
-  @property
-  def replay(self) -> ReplayConfig:
-    return ReplayConfig(batch_size=self.batch_size, n_step=self.n_step, discount=self.discount,
-                        frame_stack=self.frame_stack, samples_per_insert=self.samples_per_insert,
-                        min_replay_size=self.min_replay_size, max_replay_size=self.max_replay_size,
-                        chunk_length=self.replay_chunk_length, error_buffer=self.replay_error_buffer)
-
-  @classmethod
-  def for_state_features(cls: type[_Config], **overrides) -> _Config:
-    """Defaults for learning from state features: no frames to stack or augment, and constant exploration
-    noise (the falling schedule is for pixels; from states, cartpole-balance reached 997 at 60k frames with
-    a constant 0.2 and stayed below 800 with the schedule, which was still at 0.5 there)."""
-    return cls(**{"pixels": False, "frame_stack": 1, "augment": False, "sigma_start": cls.sigma, **overrides})
+from agents.actor_critic.config import ActorCriticConfig, option_groups
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,106 +22,24 @@ class D4PGConfig(ActorCriticConfig):
   """Everything the D4PG learner, actors and replay need.
 
   Attributes:
-    pixels: learn from 84x84 pixels (True) or from the suite's state features (False).
-    image_size: height and width of the pixel observation (at least 16 for the encoder's convolutions).
-    frame_stack: the observation stacks this many latest frames, so the policy can see motion.
-    action_repeat: each agent step repeats its action for this many environment frames.
-    render_quality: standard (dm_control's visuals) or fast (no shadows, reflections or multisampling:
-      about 10x faster in software rendering; the images look flatter, so compare runs at one quality).
-    batch_size: global learner batch, split across replicas.
-    n_step, discount: n-step returns; with action repeat 2, 3 agent steps span 6 frames.
     num_atoms, vmin, vmax: the critic's categorical support. DMC rewards lie in [0, 1] per frame, so
       discounted returns lie in [0, action_repeat / (1 - discount)] = [0, 200] with the defaults.
-    learning_rate: Adam, policy and critic.
-    max_gradient_norm: global-norm clipping of the mean gradient (0 turns it off).
-    target_update_period: copy online to target networks every this many learner steps (used when tau = 0).
-    target_update_tau: Polyak averaging rate per step instead of periodic copies (0 = periodic copies).
-    sigma: Gaussian exploration noise (actions lie in [-1, 1]) once `sigma_decay_frames` have passed.
-    sigma_start: exploration noise at frame 0; it falls linearly to `sigma` over `sigma_decay_frames`
-      (DrQ-v2's schedule). Wide early noise keeps replay diverse while the critic cannot yet tell states
-      apart (measured: cartpole-swingup from pixels at a constant 0.2 pinned the cart against the rail for
-      100k frames and never showed the critic an upright pole).
-    sigma_decay_frames: frames (summed over actors) over which the noise falls; 0 = `sigma` throughout.
-    random_frames: uniformly random actions for the first this many frames (summed over actors).
     critic_initial_value: the critic's output starts as a narrow distribution around this return (clipped
       into [vmin, vmax]), as a regression critic starts near 0. With uniform initial logits it starts at
       the middle of the support, optimistic by hundreds, and that excess decays only about
-      tau * (1 - discount ** n_step) per update (measured: still +45 after 5,700 updates).
-    saturation_penalty: weight of mean(pre-tanh policy output ** 2) in the policy loss. Without it the
-      policy can run to an action bound in the first hundred updates, where tanh is flat and the critic's
-      gradient no longer moves it (measured: cartpole from pixels held at the bound for 7,500 updates).
-    conv_channels, feature_dim: pixel encoder: two 3x3 conv layers (first stride 2), then FC + LN + tanh.
-    hidden_sizes: policy and critic MLP widths.
-    precision: auto, float32 or bfloat16: the numbers the learner's pixel encoder computes in (its
-      convolutions and projection; weights, LayerNorm, heads, targets, losses and the categorical projection
-      stay float32). It changes speed only, never the other settings. auto picks bfloat16 where the learner's
-      devices run it natively (TPUs, GPUs with compute capability >= 8.0, CPUs with AMX or AVX512-BF16) and
-      float32 elsewhere; the run's first lines and `rlrep doctor` say which and why. bfloat16 is refused where
-      TensorFlow would emulate it (slower than float32).
-    steps_per_call: learner updates per compiled call, each on its own batch (`Replicator.function`): TPUs
-      need several to stay busy between host round trips; on CPUs 1 is as fast. Weights are published and
-      the progress line counted between calls.
-    augment: random shift (pad 4, crop back) of learner observations, as DrQ; pixels only.
-    samples_per_insert, min_replay_size, max_replay_size: replay ratio and size (items = agent steps).
-    replay_chunk_length: agent steps per stored replay chunk (see `rlrep.replay.ReplayConfig.chunk_length`).
-    replay_error_buffer: how far the sample/insert ratio may drift before the learner or the actors block;
-      none derives it (see `rlrep.replay.ReplayConfig.error_buffer`). Below one batch or samples_per_insert
-      it would deadlock and is refused.
-    weights_update_period: actors pull new weights every this many agent steps.
-    seed: network initialisation and augmentation randomness.
+      tau * (1 - discount ** n_step) per update.
   """
-  pixels: bool = True
-  image_size: int = 84
-  frame_stack: int = 3
-  action_repeat: int = 2
-  render_quality: str = "standard"
-  batch_size: int = 256
-  n_step: int = 3
-  discount: float = 0.99
   num_atoms: int = 51
   vmin: float = 0.0
   vmax: float = 200.0
-  learning_rate: float = 1e-4
-  max_gradient_norm: float = 40.0
-  target_update_period: int = 100
-  target_update_tau: float = 0.0
-  sigma: float = 0.2
-  sigma_start: float = 1.0
-  sigma_decay_frames: int = 100_000
-  random_frames: int = 4_000
   critic_initial_value: float = 0.0
-  saturation_penalty: float = 0.01
-  conv_channels: int = 32
-  feature_dim: int = 50
-  hidden_sizes: tuple[int, ...] = (256, 256)
-  precision: str = "auto"
-  steps_per_call: int = 1
-  augment: bool = True
-  samples_per_insert: float | None = 32.0
-  min_replay_size: int = 1000
-  max_replay_size: int = 1_000_000
-  replay_chunk_length: int = ReplayConfig.chunk_length
-  replay_error_buffer: float | None = None
-  weights_update_period: int = 100
-  seed: int = 0
 
-  OPTION_GROUPS = {  # `rlrep train --help` sections (the experiment's --seed sets `seed`)
-      "environment": ("pixels", "image_size", "frame_stack", "action_repeat", "render_quality"),
-      "learning": ("batch_size", "learning_rate", "n_step", "discount", "max_gradient_norm", "target_update_period",
-                   "target_update_tau", "augment", "precision", "steps_per_call"),
-      "critic": ("num_atoms", "vmin", "vmax", "critic_initial_value"),
-      "policy and exploration": ("sigma", "sigma_start", "sigma_decay_frames", "random_frames",
-                                 "saturation_penalty"),
-      "networks": ("conv_channels", "feature_dim", "hidden_sizes"),
-      "replay and weights": ("samples_per_insert", "min_replay_size", "max_replay_size", "replay_chunk_length",
-                             "replay_error_buffer", "weights_update_period"),
-  }
+  OPTION_GROUPS = option_groups(critic=("num_atoms", "vmin", "vmax", "critic_initial_value"))
 
-  def __post_init__(self):
-    problems = self.shared_problems()
+  def problems(self) -> list[str]:
+    problems = super().problems()
     if self.num_atoms < 2:
       problems.append(f"num_atoms must be >= 2, got {self.num_atoms}")
     if not self.vmin < self.vmax:
       problems.append(f"vmin ({self.vmin}) must be below vmax ({self.vmax})")
-    self.refuse("D4PG", problems)
-
+    return problems

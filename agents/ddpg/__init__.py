@@ -1,8 +1,9 @@
-"""DDPG as DrQ-v2 (Yarats et al., 2021): D4PG's encoder, policy, exploration and replay with a twin scalar
+"""DDPG as DrQ-v2 (Yarats et al., 2021): the shared encoder, policy, exploration and replay with a twin scalar
 critic (clipped double Q), target policy smoothing and n-step returns.
 
-Split by role as agents/d4pg, whose pieces it reuses: `config` (settings), `networks` (the twin critic),
-`learning` (the replicated update), `builder` (what launchers call) and `presets`. Acting is D4PG's.
+The shared actor-critic pieces (agents/actor_critic) with DDPG's own, split by role: `config` (DrQ-v2's defaults
+and the target noise), `networks` (the twin critic), `learning` (the replicated update), `builder` (what launchers
+call) and `presets`.
 """
 
 from agents.ddpg import presets

@@ -1,6 +1,7 @@
-"""The DDPG update (DrQ-v2's), written for one device and replicated by rlrep, run by D4PG's learner loop.
+"""The DDPG update (DrQ-v2's), written for one device and replicated by rlrep, run by the shared actor-critic
+`Learner` loop.
 
-`update(state, batch, config)` is an ordinary single-device step, as D4PG's: per-replica mean losses,
+`update(state, batch, config)` is an ordinary single-device step: per-replica mean losses,
 `rlrep.wrap_optimizer` optimizers and metrics through `rlrep.all_mean`, so it gives the same weights on one
 device and on N replicas.
 
@@ -8,10 +9,11 @@ Critic: y = r_n + discount_n * min(Q1', Q2')(s', a'), a' = the target policy's a
 noise (std `target_noise`, clipped to +-`target_noise_clip`), clipped to the action bounds; the loss is the
 sum of both heads' mean squared errors (as DrQ-v2) and trains the encoder too. Policy: maximise min(Q1, Q2)
 at its own action, with the encoder's output held fixed. Targets (encoder, policy, critic): Polyak
-averaging, or periodic copies with `target_update_tau = 0`. Pixels are randomly shifted as in D4PG.
+averaging, or periodic copies with `target_update_tau = 0`. Pixels are randomly shifted as every actor-critic
+learner here does (agents/actor_critic/learning.py).
 
 Where this differs from DrQ-v2, and why:
-* targets hold the encoder and policy too (D4PG's learner state), so a' is the target policy's action on
+* targets hold the encoder and policy too (the shared learner state), so a' is the target policy's action on
   the target encoder's features (TD3's choice; DrQ-v2 uses the online actor and encoder), which also saves
   a second encoder pass over the next observations;
 * the target noise has a fixed std (DrQ-v2 uses the exploration schedule's, which a learner cannot see);
@@ -25,8 +27,8 @@ import tensorflow as tf
 from dm_env import specs
 
 import rlrep
-from agents.d4pg import learning as d4pg_learning
-from agents.d4pg.learning import LearnerState
+from agents.actor_critic import learning
+from agents.actor_critic.learning import LearnerState
 from agents.ddpg.config import DDPGConfig
 from agents.ddpg.networks import TwinCritic
 
@@ -65,8 +67,7 @@ def td_target(state: LearnerState, next_observation: dict, reward: tf.Tensor, di
 def update(state: LearnerState, batch: dict, config: DDPGConfig) -> dict[str, tf.Tensor]:
   """One DDPG learner step on this replica's part of the batch; returns metrics averaged over replicas."""
   online = state.networks
-  observation, next_observation = d4pg_learning.augment(state, batch["observation"], batch["next_observation"],
-                                                        config)
+  observation, next_observation = learning.augment(state, batch["observation"], batch["next_observation"], config)
   action = tf.cast(batch["action"], tf.float32)
   target = td_target(state, next_observation, batch["reward"], batch["discount"], config)
 
@@ -85,20 +86,14 @@ def update(state: LearnerState, batch: dict, config: DDPGConfig) -> dict[str, tf
   state.policy_optimizer.apply_gradients(zip(tape.gradient(policy_loss, state.policy_variables),
                                              state.policy_variables))
   del tape
-  d4pg_learning.update_targets(state, config)
+  learning.update_targets(state, config)
 
   return rlrep.all_mean({"critic_loss": critic_loss, "policy_loss": policy_loss, "q_mean": tf.reduce_mean(values),
                          "target_mean": tf.reduce_mean(target), "reward_mean": tf.reduce_mean(batch["reward"])})
 
 
-class Learner(d4pg_learning.Learner):
-  """D4PG's learner loop (input timing, exact save and restore, weights for actors) running the DDPG update
-  on the twin-critic state; an `rlrep.core.Learner`."""
-
-  def make_state(self, observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
-                 config: DDPGConfig) -> LearnerState:
-    return make_state(observation_spec, action_spec, config)
-
-  @staticmethod
-  def update_fn(state: LearnerState, batch: dict, config: DDPGConfig) -> dict[str, tf.Tensor]:
-    return update(state, batch, config)
+class Learner(learning.Learner):
+  """The shared learner loop (input timing, exact save and restore, weights for actors) running the DDPG update on
+  the twin-critic state; an `rlrep.core.Learner`."""
+  make_state = staticmethod(make_state)
+  update_fn = staticmethod(update)

@@ -1,8 +1,7 @@
-"""DDPG networks: D4PG's encoder and deterministic tanh policy, and a twin critic of two scalar Q heads.
+"""DDPG's critic: two scalar Q heads (a twin critic), beside the shared encoder and policy.
 
-Each head is a LayerNorm MLP like D4PG's critic with one output, Q(features, action); the learner's target
-takes the smaller of the two (clipped double Q, as TD3 and DrQ-v2). Only the critic's loss trains the
-encoder.
+Each head is a LayerNorm MLP with one output, Q(features, action); the learner's target takes the smaller of the
+two (clipped double Q, as TD3 and DrQ-v2). Only the critic's loss trains the encoder.
 
 >>> import numpy as np
 >>> from dm_env import specs
@@ -18,8 +17,7 @@ from __future__ import annotations
 import tensorflow as tf
 from dm_env import specs
 
-from agents.d4pg import networks as d4pg_networks
-from agents.d4pg.config import ActorCriticConfig
+from agents.actor_critic import networks
 from agents.ddpg.config import DDPGConfig
 
 NUM_HEADS = 2
@@ -29,10 +27,10 @@ class TwinCritic(tf.Module):
   """(features, action) -> [batch, 2]: column i is head i's Q value. The heads share no weights and start
   from different random weights, so their errors differ and the smaller one curbs overestimation."""
 
-  def __init__(self, config: ActorCriticConfig, name: str = "critic"):
+  def __init__(self, config: DDPGConfig, name: str = "critic"):
     super().__init__(name=name)
     with self.name_scope:
-      self.heads = [d4pg_networks.layer_norm_mlp(config.hidden_sizes, 1) for _ in range(NUM_HEADS)]
+      self.heads = [networks.layer_norm_mlp(config.hidden_sizes, 1) for _ in range(NUM_HEADS)]
 
   def __call__(self, features: tf.Tensor, action: tf.Tensor) -> tf.Tensor:
     inputs = tf.concat([features, action], axis=-1)
@@ -46,6 +44,6 @@ class TwinCritic(tf.Module):
 
 
 def make_networks(observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
-                  config: DDPGConfig) -> d4pg_networks.Networks:
-  """D4PG's encoder and policy with a `TwinCritic`, all built for these specs."""
-  return d4pg_networks.make_networks(observation_spec, action_spec, config, critic=TwinCritic)
+                  config: DDPGConfig) -> networks.Networks:
+  """The shared encoder and policy with a `TwinCritic`, all built for these specs."""
+  return networks.make_networks(observation_spec, action_spec, config, critic=TwinCritic)

@@ -391,15 +391,16 @@ def _add_sweep_parser(commands) -> None:
 
 
 def _add_rollout_parser(commands) -> None:
+  from environments import dmc
   rollout = commands.add_parser("rollout", help=COMMANDS["rollout"], formatter_class=_DefaultsHelpFormatter)
   rollout.add_argument("--task", default="walker-walk", help="'domain-task', e.g. cheetah-run")
   rollout.add_argument("--steps", type=int, default=200, help="agent steps (each is --action-repeat frames)")
   rollout.add_argument("--out", default="runs/rollout", help="output directory")
-  rollout.add_argument("--size", type=int, default=84, help="image height and width in pixels")
+  rollout.add_argument("--size", type=int, default=dmc.IMAGE_SIZE, help="image height and width in pixels")
   rollout.add_argument("--render-quality", choices=("standard", "fast"), default="standard",
                        help="'fast' drops shadows, reflections and multisampling (~10x faster in software)")
-  rollout.add_argument("--action-repeat", type=int, default=2)
-  rollout.add_argument("--frame-stack", type=int, default=3)
+  rollout.add_argument("--action-repeat", type=int, default=dmc.ACTION_REPEAT)
+  rollout.add_argument("--frame-stack", type=int, default=dmc.FRAME_STACK)
   rollout.add_argument("--seed", type=int, default=0)
   rollout.add_argument("--video-format", choices=("mp4", "gif"), default="mp4")
   rollout.set_defaults(handler=_rollout)

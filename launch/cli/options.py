@@ -17,10 +17,19 @@ from typing import Any, Callable
 
 
 def attribute_docs(cls: type) -> dict[str, str]:
-  """Field name -> help text, read from the `Attributes:` section of `cls`'s docstring."""
+  """Field name -> help text, read from the `Attributes:` sections of the docstrings of `cls` and its bases (a
+  subclass's text for a field wins over its base's)."""
+  docs = {}
+  for klass in reversed(cls.__mro__):
+    docs.update(_own_attribute_docs(klass.__dict__.get("__doc__") or ""))
+  return docs
+
+
+def _own_attribute_docs(docstring: str) -> dict[str, str]:
+  if "Attributes:" not in docstring:
+    return {}
   docs, names, text = {}, [], []
-  section = (cls.__doc__ or "").split("Attributes:", 1)[-1]
-  for line in section.splitlines():
+  for line in docstring.split("Attributes:", 1)[1].splitlines():
     match = re.match(r"^\s{2,6}([a-z_][a-z0-9_, ]*):\s*(.*)$", line)
     if match:
       for name in names:

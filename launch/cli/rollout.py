@@ -21,8 +21,9 @@ class RolloutResult:
   strip: pathlib.Path
 
 
-def rollout(task: str, steps: int, out: str | pathlib.Path, *, size: int = 84, render_quality: str = "standard",
-            action_repeat: int = 2, frame_stack: int = 3, seed: int = 0, video_format: str = "mp4",
+def rollout(task: str, steps: int, out: str | pathlib.Path, *, size: int = dmc.IMAGE_SIZE,
+            render_quality: str = "standard", action_repeat: int = dmc.ACTION_REPEAT,
+            frame_stack: int = dmc.FRAME_STACK, seed: int = 0, video_format: str = "mp4",
             print_every: int = 50) -> RolloutResult:
   """Runs `steps` agent steps and writes `rollout.<video_format>` and `rollout_strip.png` under `out`."""
   if steps < 1:

@@ -36,7 +36,7 @@ class ReplayConfig:
   batch_size: int = 256
   n_step: int = 3
   discount: float = 0.99
-  frame_stack: int = 3
+  frame_stack: int = 1
   samples_per_insert: float | None = 32.0
   min_replay_size: int = 1000
   max_replay_size: int = 1_000_000

@@ -23,4 +23,4 @@ def test_the_library_modules_carry_examples():
               if doctest.DocTestFinder().find(importlib.import_module(module)) and any(
                   test.examples for test in doctest.DocTestFinder().find(importlib.import_module(module)))}
   assert {"rlrep", "rlrep.replicator", "rlrep.primitives", "rlrep.optim", "rlrep.testing", "environments.dmc",
-          "agents.d4pg.presets", "agents.d4pg.acting", "launch.cli.commands"} <= examples
+          "agents.d4pg.presets", "agents.actor_critic.acting", "launch.cli.commands"} <= examples

@@ -1,21 +1,18 @@
-"""The D4PG update: categorical projection, replication on 4 replicas, exact save/restore, augmentation."""
+"""The D4PG update: categorical projection, replication on 4 replicas and across hosts, bfloat16 beside float32."""
 
 import dataclasses
 import json
-import logging
 import pathlib
-import time
 
 import numpy as np
 import pytest
-import reverb
 import tensorflow as tf
 from dm_env import specs
 
 import rlrep
 from agents.d4pg import learning
 from agents.d4pg.config import D4PGConfig
-from rlrep import replay, testing
+from rlrep import testing
 
 ATOMS = tf.constant([0.0, 1.0, 2.0, 3.0, 4.0])
 
@@ -73,7 +70,7 @@ def _batches(count, batch_size=8, seed=0):
 
 
 def test_update_on_four_replicas_matches_one_device():
-  report = testing.assert_replicates(lambda: learning.LearnerState(OBSERVATION_SPEC, ACTION_SPEC, CONFIG),
+  report = testing.assert_replicates(lambda: learning.make_state(OBSERVATION_SPEC, ACTION_SPEC, CONFIG),
                                      lambda state, batch: learning.update(state, batch, CONFIG), _batches(3),
                                      num_replicas=4, atol=1e-5, rtol=1e-4)
   assert report.steps == 3
@@ -87,7 +84,7 @@ sys.path.insert(0, "tests/agents/d4pg")
 import test_learning as here
 from agents.d4pg import learning
 from rlrep import testing
-report = testing.assert_replicates(lambda: learning.LearnerState(here.OBSERVATION_SPEC, here.ACTION_SPEC, here.CONFIG),
+report = testing.assert_replicates(lambda: learning.make_state(here.OBSERVATION_SPEC, here.ACTION_SPEC, here.CONFIG),
                                    lambda state, batch: learning.update(state, batch, here.CONFIG), here._batches(3),
                                    replicator=repl)
 print(json.dumps({"replicas": report.num_replicas, "steps": report.steps}))
@@ -116,83 +113,6 @@ def _values(learner):
   return [v.numpy() for v in learner.state.variables]
 
 
-def test_three_steps_per_call_equal_three_single_steps():
-  batches = _batches(6)
-  single, triple = _learner(CONFIG, batches), _learner(dataclasses.replace(CONFIG, steps_per_call=3), batches)
-  for _ in range(3):
-    single.step()
-  last = triple.step()
-  assert triple.num_steps == single.num_steps == 3
-  for a, b in zip(_values(single), _values(triple), strict=True):
-    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
-  assert set(last) == {"critic_loss", "policy_loss", "q_mean", "reward_mean"}
-  assert last["reward_mean"] == pytest.approx(float(batches[2]["reward"].mean()))  # the third step's batch
-
-
-def test_a_batch_read_before_the_input_ends_is_trained_on_after_the_restart():
-  batches = _batches(4)
-  config = dataclasses.replace(CONFIG, steps_per_call=3)
-  repl = rlrep.make_replicator("cpu:1")
-  inputs = iter([_dataset(repl, batches[:2]), _dataset(repl, batches[2:])])  # the first ends after 2 batches
-  learner = learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, lambda: iter(next(inputs)))
-  with pytest.raises(StopIteration):
-    learner.step()
-  assert learner.num_steps == 0  # nothing trained on a partial call
-  learner.restart_input()
-  learner.step()
-  assert learner.num_steps == 3
-
-
-@pytest.mark.parametrize("spec", ["cpu:1", "cpu:2"])
-def test_policy_params_are_the_current_encoder_and_policy_weights(spec):
-  learner = _learner(CONFIG, _batches(2), spec)
-  before = learner.policy_params()
-  learner.step()
-  after = learner.policy_params()
-  variables = learner.state.networks.policy_variables
-  assert list(after) == list(variables)
-  for name, variable in variables.items():
-    np.testing.assert_array_equal(after[name], variable.numpy())
-    assert after[name].dtype == variable.dtype.as_numpy_dtype
-  assert any(not np.array_equal(before[name], after[name]) for name in variables)  # read after the update
-
-
-@pytest.mark.parametrize("tau", [0.0, 0.05])
-def test_save_restore_then_step_is_bit_identical_to_continuing(tmp_path, tau):
-  config = dataclasses.replace(CONFIG, augment=True, target_update_tau=tau)
-  batches = _batches(4)
-  continuing = _learner(config, batches)
-  for _ in range(3):
-    continuing.step()
-  prefix = continuing.save(str(tmp_path / "ckpt"))
-  continuing.step()
-
-  restored = _learner(config, batches[3:])  # resumes reading where the first one was
-  restored.restore(prefix)
-  assert restored.num_steps == 3
-  restored.step()
-  assert restored.num_steps == 4
-  for a, b in zip(_values(continuing), _values(restored), strict=True):
-    np.testing.assert_array_equal(a, b)
-
-
-def test_targets_follow_online_networks_only_on_copy_steps():
-  learner = _learner(CONFIG, _batches(2))  # target_update_period 2
-  state = learner.state
-  learner.step()
-  assert any(not np.array_equal(t.numpy(), o.numpy()) for t, o in zip(state.target.variables, state.online.variables))
-  learner.step()
-  for t, o in zip(state.target.variables, state.online.variables):
-    np.testing.assert_array_equal(t.numpy(), o.numpy())
-
-
-def test_the_encoder_is_in_the_critic_optimizer_only():
-  state = _learner(CONFIG, _batches(1)).state
-  assert not set(map(id, state.policy_variables)) & set(map(id, state.critic_variables))
-  encoder_ids = {id(v) for v in state.networks.encoder.trainable_variables}
-  assert encoder_ids <= set(map(id, state.critic_variables))
-
-
 def test_a_bfloat16_update_stays_close_to_the_float32_one():
   batches = _batches(2)
   full, mixed = (_learner(dataclasses.replace(CONFIG, precision=precision), batches)
@@ -211,43 +131,3 @@ def test_a_bfloat16_update_stays_close_to_the_float32_one():
   moved = np.median(np.concatenate([np.abs(b - a).ravel() for a, b in zip(start, _values(full))]))
   differ = np.median(np.concatenate([np.abs(b - a).ravel() for a, b in zip(_values(full), _values(mixed))]))
   assert differ < 0.1 * moved
-
-
-def test_random_shift_moves_images_by_at_most_the_pad_and_repeats_with_the_seed():
-  images = tf.constant(np.arange(2 * 10 * 10, dtype=np.float32).reshape(2, 10, 10, 1))
-  seed = tf.constant([3, 7], tf.int64)
-  shifted = learning.random_shift(images, seed, pad=2).numpy()
-  np.testing.assert_array_equal(shifted, learning.random_shift(images, seed, pad=2).numpy())
-  assert shifted.shape == images.shape
-  for b in range(2):  # the centre 6x6 of each image appears inside the shifted image at some offset <= 2
-    centre = images.numpy()[b, 2:8, 2:8]
-    found = [(dy, dx) for dy in range(5) for dx in range(5) if np.array_equal(shifted[b, dy:dy + 6, dx:dx + 6], centre)]
-    assert found
-  assert not np.array_equal(shifted, learning.random_shift(images, tf.constant([3, 8], tf.int64), pad=2).numpy())
-
-
-def test_bad_settings_are_refused_with_every_problem_listed():
-  with pytest.raises(ValueError, match=r"num_atoms must be >= 2.*\n.*vmin \(5.0\) must be below vmax"):
-    D4PGConfig(vmin=5.0, vmax=1.0, num_atoms=1)
-  with pytest.raises(ValueError, match="use frame_stack=1 with pixels=False"):
-    D4PGConfig(pixels=False)
-  with pytest.raises(ValueError, match="min_replay_size"):
-    D4PGConfig(min_replay_size=10, max_replay_size=5)
-
-
-def test_a_long_wait_for_a_sample_is_logged_with_the_replay_state(caplog):
-  server = reverb.Server([reverb.Table.queue("replay", 10)])
-  watchdog = replay.Watchdog(reverb.Client(f"localhost:{server.port}"), threshold_s=0.3)
-
-  def slow_batches():
-    time.sleep(1.5)  # as a learner waits while actors have not filled replay yet
-    yield from _batches(1)
-
-  learner = learning.Learner(rlrep.make_replicator("cpu:1"), OBSERVATION_SPEC, ACTION_SPEC, CONFIG, slow_batches,
-                             watchdog=watchdog)
-  with caplog.at_level(logging.WARNING, logger="rlrep.replay"):
-    learner.step()
-  watchdog.close()
-  server.stop()
-  assert "learner sample has been blocked" in caplog.text and "table replay: 0/10 items" in caplog.text
-  assert learner.input_wait_s >= 1.5 and learner.num_steps == 1

@@ -1,12 +1,11 @@
-"""DDPG settings: every problem listed at once, what launchers read and the `--help` layout (presets are in
-test_presets.py)."""
+"""DDPG settings: its own problems listed after the shared ones, DrQ-v2's defaults and the `--help` layout."""
 
 import argparse
 import dataclasses
 
 import pytest
 
-from agents.d4pg import D4PGConfig
+from agents.actor_critic.config import ActorCriticConfig
 from agents.ddpg import DDPGConfig
 from launch.cli import options
 
@@ -22,29 +21,10 @@ def test_every_problem_is_listed_at_once():
     DDPGConfig(min_replay_size=10, max_replay_size=5)
 
 
-def test_state_features_are_not_stacked_or_augmented_and_explore_with_constant_noise():
-  config = DDPGConfig.for_state_features(batch_size=8)
-  assert (config.pixels, config.frame_stack, config.augment, config.batch_size) == (False, 1, False, 8)
-  assert config.sigma_start == config.sigma
-  with pytest.raises(ValueError, match="use frame_stack=1 with pixels=False"):
-    DDPGConfig(pixels=False, frame_stack=3)
-
-
-def test_it_has_what_launchers_read_of_an_agent_config():
-  config = DDPGConfig()
-  for name in ("pixels", "image_size", "frame_stack", "action_repeat", "render_quality", "precision",
-               "weights_update_period", "max_replay_size", "replay_bytes_per_step", "seed"):
-    assert getattr(config, name) == getattr(D4PGConfig(), name), name
-  replay = DDPGConfig(batch_size=32, n_step=5, samples_per_insert=None, replay_chunk_length=4).replay
-  assert (replay.batch_size, replay.n_step, replay.samples_per_insert, replay.chunk_length) == (32, 5, None, 4)
-  assert DDPGConfig(batch_size=32, replay_error_buffer=100).replay.resolved_error_buffer == 100
-
-
-def test_drqv2_defaults_where_they_differ_from_d4pg():
-  config = DDPGConfig()
-  assert (config.learning_rate, config.target_update_tau, config.target_noise_clip, config.sigma) == (
-      1e-4, 0.01, 0.3, 0.1)
-  assert (config.max_gradient_norm, config.saturation_penalty) == (0.0, 0.0)
+def test_help_gives_drqv2s_values_where_ddpg_says_more_than_the_shared_settings():
+  docs, shared = options.attribute_docs(DDPGConfig), options.attribute_docs(ActorCriticConfig)
+  assert docs["learning_rate"] == "Adam, policy and critic (DrQ-v2: 1e-4)."
+  assert docs["frame_stack"] == shared["frame_stack"] and docs["sigma"] != shared["sigma"]
 
 
 def test_every_field_is_a_documented_option_in_a_help_section():

@@ -1,4 +1,4 @@
-"""The DDPG update: clipped double-Q target, losses, replication on 2 replicas, exact save/restore, targets."""
+"""The DDPG update: clipped double-Q target, losses, target noise, replication on 2 replicas, exact save/restore."""
 
 import dataclasses
 import types
@@ -102,7 +102,8 @@ def test_save_restore_then_step_is_bit_identical_to_continuing(tmp_path):
   batches = _batches(4)
   continuing = _learner(config, batches)
   for _ in range(3):
-    continuing.step()
+    metrics = continuing.step()
+  assert set(metrics) == {"critic_loss", "policy_loss", "q_mean", "target_mean", "reward_mean"}
   prefix = continuing.save(str(tmp_path / "ckpt"))
   continuing.step()
 
@@ -113,26 +114,3 @@ def test_save_restore_then_step_is_bit_identical_to_continuing(tmp_path):
   assert restored.num_steps == 4
   for a, b in zip(_values(continuing), _values(restored), strict=True):
     np.testing.assert_array_equal(a, b)
-
-
-def test_targets_of_encoder_policy_and_critic_follow_the_online_networks_by_tau():
-  learner = _learner(CONFIG, _batches(1))
-  state = learner.state
-  before = [v.numpy() for v in state.target.variables]
-  metrics = learner.step()
-  assert set(metrics) == {"critic_loss", "policy_loss", "q_mean", "target_mean", "reward_mean"}
-  moved = 0
-  for old, target, online in zip(before, state.target.variables, state.online.variables, strict=True):
-    np.testing.assert_allclose(target.numpy(), 0.01 * online.numpy() + 0.99 * old, atol=1e-7)
-    moved += not np.array_equal(target.numpy(), old)
-  assert moved > len(before) // 2
-  assert {module.name for module in (state.target.encoder, state.target.policy, state.target.critic)} == {
-      "encoder", "policy", "critic"}
-
-
-def test_the_encoder_is_in_the_critic_optimizer_only():
-  state = _learner(CONFIG, _batches(1)).state
-  assert not set(map(id, state.policy_variables)) & set(map(id, state.critic_variables))
-  encoder_ids = {id(v) for v in state.networks.encoder.trainable_variables}
-  assert encoder_ids <= set(map(id, state.critic_variables))
-  assert {id(v) for v in state.networks.critic.trainable_variables} <= set(map(id, state.critic_variables))

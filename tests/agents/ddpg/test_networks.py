@@ -1,11 +1,11 @@
-"""DDPG networks: the twin critic's shapes, independent heads, and actor weights shared with D4PG's policy."""
+"""DDPG networks: the twin critic's shapes, independent heads, and actor weights the shared actors' policy loads."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 from dm_env import specs
 
-from agents.d4pg.acting import PolicyNetwork
+from agents.actor_critic.acting import PolicyNetwork
 from agents.ddpg.config import DDPGConfig
 from agents.ddpg.networks import TwinCritic, make_networks
 
@@ -31,7 +31,7 @@ def test_the_critic_gives_two_scalar_values_per_example_from_independent_heads()
   assert first | second == {id(v) for v in networks.critic.trainable_variables}
 
 
-def test_actors_get_the_encoder_and_policy_weights_under_the_names_d4pgs_actor_policy_expects():
+def test_actors_get_the_encoder_and_policy_weights_under_the_names_their_policy_expects():
   networks = make_networks(PIXELS, ACTION, CONFIG)
   actor = PolicyNetwork(PIXELS, ACTION, CONFIG)
   params = {name: variable.numpy() for name, variable in networks.policy_variables.items()}

@@ -45,3 +45,18 @@ def test_help_shows_each_default():
   assert "--rate RATE the learning rate; a long sentence that continues on the next line. (default: 0.1)" in help_text
   assert "(default: 8,8)" in help_text and "--clip, --no-clip" in help_text
   assert "an optional cap, e.g. 10% of the rate. (default: None)" in help_text  # a literal % in a doc
+
+
+@dataclasses.dataclass(frozen=True)
+class _Subclass(_Config):
+  """Attributes:
+    rate: this class's own words for the rate.
+    momentum: a field of its own.
+  """
+  momentum: float = 0.9
+
+
+def test_docs_are_read_along_the_class_hierarchy_and_a_subclass_says_what_it_says_differently():
+  docs = options.attribute_docs(_Subclass)
+  assert docs["rate"] == "this class's own words for the rate." and docs["momentum"] == "a field of its own."
+  assert docs["sizes"] == options.attribute_docs(_Config)["sizes"]  # documented once, in the base

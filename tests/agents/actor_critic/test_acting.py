@@ -1,15 +1,15 @@
-"""The actor-side D4PG policy on batches of observations, with published weights and exploration noise."""
+"""The actors' policy on batches of observations, with published weights and exploration noise."""
 
 import numpy as np
 import pytest
 from dm_env import specs
 
-from agents.d4pg.acting import Exploration, PolicyNetwork
-from agents.d4pg.config import D4PGConfig
+from agents.actor_critic.acting import Exploration, PolicyNetwork
+from agents.actor_critic.config import ActorCriticConfig
 
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray((12, 12, 6), np.uint8, 0, 255)}
 ACTION_SPEC = specs.BoundedArray((2,), np.float32, -1, 1)
-CONFIG = D4PGConfig(frame_stack=2, hidden_sizes=(16,), conv_channels=4, feature_dim=8)
+CONFIG = ActorCriticConfig(frame_stack=2, hidden_sizes=(16,), conv_channels=4, feature_dim=8)
 
 
 def _observations(count, seed=0):

@@ -1,4 +1,5 @@
-"""Actor-side D4PG policy: the encoder and policy networks on the actor's CPU, fed published weights.
+"""The actor-side policy of every actor-critic agent here: the encoder and policy networks on the actor's CPU, fed
+published weights.
 
 Implements `rlrep.core.Policy`, `policy(params, observations, rng) -> actions` on a batch (one row
 per environment): actors pass the newest weights they pulled; the network is only reassigned when those
@@ -15,8 +16,8 @@ import numpy as np
 import tensorflow as tf
 from dm_env import specs
 
-from agents.d4pg.config import ActorCriticConfig
-from agents.d4pg.networks import make_networks
+from agents.actor_critic.config import ActorCriticConfig
+from agents.actor_critic.networks import make_networks
 from rlrep import core
 from rlrep.core import Params
 
@@ -59,8 +60,7 @@ class PolicyNetwork:
                config: ActorCriticConfig, exploration: Exploration | None = None):
     if exploration is not None and min(exploration.sigma, exploration.sigma_start) < 0:
       raise ValueError(f"exploration noise must be >= 0, got {exploration}.")
-    # Actors run on CPUs, where bfloat16 is usually emulated; the weights are float32 either way. Acting
-    # needs no critic, so any agent's config with the encoder's and policy's settings will do.
+    # Actors run on CPUs, where bfloat16 is usually emulated; the weights are float32 either way.
     networks = make_networks(observation_spec, action_spec, dataclasses.replace(config, precision="float32"),
                              critic=None)
     self._variables = networks.policy_variables
