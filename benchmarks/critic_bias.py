@@ -45,7 +45,8 @@ def main() -> None:
   experiment = load_experiment(args.run)
   config = experiment.agent_config
   builder = experiment.make_builder()
-  learner = Learner(rlrep.make_replicator("cpu:1"), builder.observation_spec, builder.action_spec, config)
+  learner = Learner(rlrep.make_replicator("cpu:1"), builder.observation_spec, builder.action_spec, config,
+                    experiment.seed)
   state = CheckpointStore(experiment.out_dir / "checkpoints").restore(learner)
   if state is None:
     raise SystemExit(f"{args.run} has no checkpoint yet.")

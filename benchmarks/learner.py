@@ -42,7 +42,7 @@ ACME = "Acme TF D4PGLearner, no augmentation"
 def rlrep_learner(config: D4PGConfig, batch: dict):
   replicator = rlrep.make_replicator("cpu:1")
   dataset = lambda context: tf.data.Dataset.from_tensors(batch).repeat().prefetch(2)  # noqa: E731
-  learner = Learner(replicator, OBSERVATION_SPEC, ACTION_SPEC, config,
+  learner = Learner(replicator, OBSERVATION_SPEC, ACTION_SPEC, config, 0,
                     lambda: iter(replicator.distribute_dataset(dataset, per_replica=True)))
   return learner.step
 
@@ -50,7 +50,7 @@ def rlrep_learner(config: D4PGConfig, batch: dict):
 def plain_update(config: D4PGConfig, batch: dict):
   one_device = tf.distribute.OneDeviceStrategy("/cpu:0")
   with one_device.scope():
-    state = make_state(OBSERVATION_SPEC, ACTION_SPEC, config)
+    state = make_state(OBSERVATION_SPEC, ACTION_SPEC, config, 0)
   compiled = tf.function(lambda b: one_device.run(update, args=(state, b, config)))
   batches = iter(tf.data.Dataset.from_tensors(batch).repeat().prefetch(2))
   return lambda: {name: float(value) for name, value in compiled(next(batches)).items()}

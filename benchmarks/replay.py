@@ -155,7 +155,7 @@ def main() -> None:
   server, layout = filled_table(config, args.table_steps)
   replicator = rlrep.make_replicator("cpu:1")
   input_fn = replay.make_input_fn(f"localhost:{server.port}", layout, config.discount, args.batch)
-  learner = Learner(replicator, OBSERVATION_SPEC, ACTION_SPEC, config,
+  learner = Learner(replicator, OBSERVATION_SPEC, ACTION_SPEC, config, 0,
                     lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)))
   learner.step()
   waited_before, start = learner.input_wait_s, time.perf_counter()

@@ -41,7 +41,8 @@ class Experiment:
       gpu:N or auto). On an existing Ray cluster each goes to its own node advertising rlrep_learner_host.
     frames: environment frames (agent steps x action repeat) to train for, summed over actors.
     out: output directory.
-    seed: base seed: actor i's environment j uses seed + 1 + i + 100_000 j, the evaluator seed + 10_000.
+    seed: the run's one seed: the learner's randomness (network initialisation, augmentation) is seeded with it;
+      actor i's environment j uses seed + 1 + i + 100_000 j, the evaluator seed + 10_000.
     eval_every_frames: evaluate the deterministic policy every this many frames (and at the end).
     eval_episodes: episodes per evaluation.
     video_format: mp4 or gif for evaluation videos.
@@ -163,6 +164,13 @@ class Experiment:
   def from_json(cls, data: dict) -> "Experiment":
     config_class = agents.get(data["agent"]).config
     agent_config = dict(data["agent_config"])
+    # Older files hold the agent's own copy of the seed, which the learner used; a run whose copy differs
+    # computed what no experiment now describes.
+    seed, agent_seed = data.get("seed", cls.seed), agent_config.pop("seed", data.get("seed", cls.seed))
+    if agent_seed != seed:
+      raise ValueError(f"this experiment.json seeds the learner with agent_config.seed {agent_seed} and the "
+                       f"environments with seed {seed}; an experiment has one seed now, so this run cannot be resumed, "
+                       "swept or compared: start it again (another --out, or --overwrite).")
     for field in dataclasses.fields(config_class):  # JSON has lists where the config has tuples
       if isinstance(agent_config.get(field.name), list):
         agent_config[field.name] = tuple(agent_config[field.name])

@@ -129,9 +129,9 @@ class Builder(Protocol):
                  should_stop: Callable[[], bool] | None = None) -> Adder:
     ...
 
-  def make_learner(self, replicator: Any, server_address: str, *, end_after_idle_s: float | None = None,
+  def make_learner(self, replicator: Any, server_address: str, *, seed: int, end_after_idle_s: float | None = None,
                    watchdog: Any = None) -> Learner:
-    ...
+    """The learner, all of whose randomness comes from `seed` (the experiment's: the run has no other)."""
 
 
 def check_params(specs: Mapping[str, tf.TensorSpec], params: Params, what: str) -> None:

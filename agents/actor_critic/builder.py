@@ -63,9 +63,10 @@ class ActorCriticBuilder:
     return replay.NStepFrameAdder(client, self.layout, chunk_length=self.config.replay.chunk_length,
                                   watchdog=watchdog, should_stop=should_stop)
 
-  def make_learner(self, replicator: rlrep.Replicator, server_address: str, *,
+  def make_learner(self, replicator: rlrep.Replicator, server_address: str, *, seed: int,
                    end_after_idle_s: float | None = None, watchdog: replay.Watchdog | None = None) -> Learner:
-    """A learner reading its batches from the replay server (each replica its own share).
+    """A learner whose randomness (network initialisation, augmentation) comes from `seed`, the experiment's,
+    reading its batches from the replay server (each replica its own share).
 
     With `end_after_idle_s`, `Learner.step` raises `StopIteration` when replay has allowed no sample for
     that long, so the caller can check whether to stop, then call `restart_input`. A `watchdog` logs the
@@ -77,6 +78,6 @@ class ActorCriticBuilder:
     input_fn = replay.make_input_fn(server_address, self.layout, self.config.discount, self.config.batch_size,
                                     end_after_idle_s=end_after_idle_s, wrap=on_cpus)
 
-    return self.learner_class(replicator, self.observation_spec, self.action_spec, self.config,
+    return self.learner_class(replicator, self.observation_spec, self.action_spec, self.config, seed,
                               lambda: iter(replicator.distribute_dataset(input_fn, per_replica=True)),
                               watchdog=watchdog)

@@ -87,7 +87,6 @@ class ActorCriticConfig:
       none derives it (see `rlrep.replay.ReplayConfig.error_buffer`). Below one batch or samples_per_insert
       it would deadlock and is refused.
     weights_update_period: actors pull new weights every this many agent steps.
-    seed: network initialisation and augmentation randomness.
   """
   pixels: bool = True
   image_size: int = dmc.IMAGE_SIZE
@@ -118,9 +117,8 @@ class ActorCriticConfig:
   replay_chunk_length: int = ReplayConfig.chunk_length
   replay_error_buffer: float | None = None
   weights_update_period: int = 100
-  seed: int = 0
 
-  OPTION_GROUPS = option_groups(critic=())  # (the experiment's --seed sets `seed`)
+  OPTION_GROUPS = option_groups(critic=())
 
   def __post_init__(self):
     problems = self.problems()

@@ -43,13 +43,15 @@ def random_shift(images: tf.Tensor, seed: tf.Tensor, pad: int = SHIFT_PAD) -> tf
 
 
 class LearnerState(tf.Module):
-  """Everything a learner checkpoint holds: networks, target networks, optimizers and the step counter."""
+  """Everything a learner checkpoint holds: networks, target networks, optimizers and the step counter; and the
+  seed of the learner's randomness (network initialisation here, augmentation and an agent's own in updates)."""
 
   def __init__(self, observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
-               config: ActorCriticConfig, critic: Callable[[Any], tf.Module]):
-    """`critic(config)` makes the agent's critic."""
+               config: ActorCriticConfig, critic: Callable[[Any], tf.Module], seed: int):
+    """`critic(config)` makes the agent's critic; `seed` is the experiment's."""
     super().__init__(name="learner")
-    tf.keras.utils.set_random_seed(config.seed)  # network initialisation
+    self.seed = seed
+    tf.keras.utils.set_random_seed(seed)  # network initialisation
     self.online = _as_module(make_networks(observation_spec, action_spec, config, critic))
     # Targets change only by copying: one replica's value is taken (all replicas hold the same).
     with tf.variable_creator_scope(_first_replica_aggregation):
@@ -97,9 +99,9 @@ def augment(state: LearnerState, observation: dict, next_observation: dict,
   if config.augment and "pixels" in observation:
     # A different shift per replica and step, reproducible from the step counter.
     stream = state.num_steps * rlrep.num_replicas() + tf.cast(rlrep.replica_id(), tf.int64)
-    observation = {**observation, "pixels": random_shift(observation["pixels"], _seed(config, stream, 0))}
+    observation = {**observation, "pixels": random_shift(observation["pixels"], _shift_seed(state, stream, 0))}
     next_observation = {**next_observation,
-                        "pixels": random_shift(next_observation["pixels"], _seed(config, stream, 1))}
+                        "pixels": random_shift(next_observation["pixels"], _shift_seed(state, stream, 1))}
   return observation, next_observation
 
 
@@ -115,8 +117,9 @@ def update_targets(state: LearnerState, config: ActorCriticConfig) -> None:
     target_variable.assign(mix * online_variable + (1.0 - mix) * target_variable)
 
 
-def _seed(config: ActorCriticConfig, stream: tf.Tensor, which: int) -> tf.Tensor:
-  return tf.stack([tf.constant(config.seed, tf.int64) * 2 + which, stream])
+def _shift_seed(state: LearnerState, stream: tf.Tensor, which: int) -> tf.Tensor:
+  """A stateless seed >= 0 in its first half: 2 * seed for the observations, 2 * seed + 1 for the next ones."""
+  return tf.stack([tf.constant(state.seed, tf.int64) * 2 + which, stream])
 
 
 class Learner:
@@ -131,18 +134,18 @@ class Learner:
   update has run. `restart_input()` replaces the iterator after such an end.
   """
   # The learner's variables (made under the replicator's scope) and the single-device step every replica runs.
-  make_state: Callable[[dict[str, specs.Array], specs.BoundedArray, Any], LearnerState]
+  make_state: Callable[[dict[str, specs.Array], specs.BoundedArray, Any, int], LearnerState]
   update_fn: Callable[[LearnerState, dict, Any], dict[str, tf.Tensor]]
 
   def __init__(self, replicator: rlrep.Replicator, observation_spec: dict[str, specs.Array],
-               action_spec: specs.BoundedArray, config: ActorCriticConfig,
+               action_spec: specs.BoundedArray, config: ActorCriticConfig, seed: int,
                make_iterator: Callable[[], Iterator] | None = None, watchdog: replay.Watchdog | None = None):
     self.replicator = replicator
     # "auto" becomes bfloat16 or float32 by what the replicas run natively: speed only, the same recipe.
     self.precision = rlrep.precision.choose(config.precision, replicator.device_kind)
     self.config = config = dataclasses.replace(config, precision=self.precision.precision)
     with replicator.scope():
-      self.state = self.make_state(observation_spec, action_spec, config)
+      self.state = self.make_state(observation_spec, action_spec, config, seed)
     self._make_iterator = make_iterator
     self._iterator = None if make_iterator is None else make_iterator()
     # Every tensor TensorFlow 2.15 hands to Python 3.11 leaves a small object behind for good

@@ -35,11 +35,11 @@ def categorical_projection(target_atoms: tf.Tensor, target_probs: tf.Tensor, ato
   return tf.reduce_sum(target_probs[:, :, None] * tf.clip_by_value(closeness, 0.0, 1.0), axis=1)
 
 
-def make_state(observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
-               config: D4PGConfig) -> LearnerState:
-  """Online and target networks with the categorical critic, Adam optimizers (the encoder in the critic's) and
-  the step counter; build it under the replicator's scope."""
-  return LearnerState(observation_spec, action_spec, config, critic=Critic)
+def make_state(observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray, config: D4PGConfig,
+               seed: int) -> LearnerState:
+  """Online and target networks with the categorical critic, initialised from `seed`, Adam optimizers (the encoder
+  in the critic's) and the step counter; build it under the replicator's scope."""
+  return LearnerState(observation_spec, action_spec, config, Critic, seed)
 
 
 def update(state: LearnerState, batch: dict, config: D4PGConfig) -> dict[str, tf.Tensor]:

@@ -45,7 +45,6 @@ class DDPGConfig(ActorCriticConfig):
     steps_per_call: learner updates per compiled call, each on its own batch (see D4PG's --steps-per-call).
     augment: random shift (pad 4, crop back) of learner observations, as DrQ-v2; pixels only.
     replay_error_buffer: the rate limiter's tolerance (see D4PG's --replay-error-buffer).
-    seed: network initialisation, augmentation and target-noise randomness.
   """
   max_gradient_norm: float = 0.0
   target_update_tau: float = 0.01

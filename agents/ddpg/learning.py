@@ -33,11 +33,11 @@ from agents.ddpg.config import DDPGConfig
 from agents.ddpg.networks import TwinCritic
 
 
-def make_state(observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray,
-               config: DDPGConfig) -> LearnerState:
-  """Online and target networks with the twin critic, Adam optimizers (the encoder in the critic's) and the
-  step counter; build it under the replicator's scope."""
-  return LearnerState(observation_spec, action_spec, config, critic=TwinCritic)
+def make_state(observation_spec: dict[str, specs.Array], action_spec: specs.BoundedArray, config: DDPGConfig,
+               seed: int) -> LearnerState:
+  """Online and target networks with the twin critic, initialised from `seed`, Adam optimizers (the encoder in the
+  critic's) and the step counter; build it under the replicator's scope."""
+  return LearnerState(observation_spec, action_spec, config, TwinCritic, seed)
 
 
 def target_noise(state: LearnerState, like: tf.Tensor, config: DDPGConfig) -> tf.Tensor:
@@ -45,7 +45,7 @@ def target_noise(state: LearnerState, like: tf.Tensor, config: DDPGConfig) -> tf
   draw for the global batch, so the noise does not depend on how many replicas share the batch."""
   rows = tf.shape(like)[0]
   # The augmentation's stateless seeds start with 2 * seed + 0 or 1 >= 0: a negative first half never meets them.
-  seed = tf.stack([tf.constant(-1 - config.seed, tf.int64), state.num_steps])
+  seed = tf.stack([tf.constant(-1 - state.seed, tf.int64), state.num_steps])
   shape = tf.concat([[rows * rlrep.num_replicas()], tf.shape(like)[1:]], axis=0)
   noise = tf.random.stateless_normal(shape, seed, stddev=config.target_noise)
   start = rlrep.replica_id() * rows

@@ -37,7 +37,8 @@ class HostedLearner:
   def run(self, experiment, address: str, counter, steps: int, options: list[str]) -> None:
     import psutil, rlrep, tensorflow as tf
     from rlrep import replay
-    learner = experiment.make_builder().make_learner(rlrep.make_replicator("cpu:1"), address, end_after_idle_s=2.0)
+    learner = experiment.make_builder().make_learner(rlrep.make_replicator("cpu:1"), address, seed=experiment.seed,
+                                                        end_after_idle_s=2.0)
     publisher = replay.WeightPublisher(replay.connect(address))
     weights = learner.policy_params()
     publisher.publish(0, weights)

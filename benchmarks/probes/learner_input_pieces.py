@@ -33,13 +33,13 @@ def main():
   from rlrep import replay
   replicator = rlrep.make_replicator("cpu:1")
   builder = EXPERIMENT.make_builder()
-  learner = builder.make_learner(replicator, address, end_after_idle_s=IDLE_S)
+  learner = builder.make_learner(replicator, address, seed=EXPERIMENT.seed, end_after_idle_s=IDLE_S)
   replay.WeightPublisher(replay.connect(address)).publish(0, learner.policy_params())
   context.Process(target=act, args=(address, EXPERIMENT), daemon=True).start()
 
   input_fn = replay.make_input_fn(address, builder.layout, EXPERIMENT.agent_config.discount, 32, end_after_idle_s=IDLE_S)
   if MODE == "const":
-    batch = next(iter(builder.make_learner(replicator, address)._iterator))
+    batch = next(iter(builder.make_learner(replicator, address, seed=EXPERIMENT.seed)._iterator))
     learner._make_iterator = lambda: iter(replicator.distribute_dataset(
         lambda _: tf.data.Dataset.from_tensors(batch).repeat(), per_replica=True))
   elif MODE == "distributed":

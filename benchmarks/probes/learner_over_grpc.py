@@ -38,7 +38,7 @@ if __name__ == "__main__":
   import psutil, rlrep, tensorflow as tf
   from rlrep import replay
   replicator = rlrep.make_replicator("cpu:1")
-  learner = EXPERIMENT.make_builder().make_learner(replicator, address, end_after_idle_s=2.0)
+  learner = EXPERIMENT.make_builder().make_learner(replicator, address, seed=EXPERIMENT.seed, end_after_idle_s=2.0)
   publisher = replay.WeightPublisher(replay.connect(address))
   publisher.publish(0, learner.policy_params())
   ctx.Process(target=act, args=(address,), daemon=True).start()

@@ -25,7 +25,8 @@ def main():
   from launch.roles.replay_server import make_replay_server
   shutil.rmtree(OUT, ignore_errors=True)
   server = make_replay_server(EXPERIMENT.make_builder())  # the learner needs an address; it never samples here
-  learner = EXPERIMENT.make_builder().make_learner(rlrep.make_replicator("cpu:1"), f"localhost:{server.port}")
+  learner = EXPERIMENT.make_builder().make_learner(rlrep.make_replicator("cpu:1"), f"localhost:{server.port}",
+                                                  seed=EXPERIMENT.seed)
   store, log = CheckpointStore(OUT / "checkpoints"), MetricsLog(OUT, "train")
   publisher, weights = replay.WeightPublisher(replay.connect(f"localhost:{server.port}")), learner.policy_params()
   row = {name: 1.0 for name in ("frames_per_s", "learner_steps", "learner_steps_per_s", "episodes", "episode_return",

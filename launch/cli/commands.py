@@ -131,7 +131,7 @@ def experiment_from_args(args: argparse.Namespace):
   from launch.modes import train
 
   agent = agents.get(getattr(args, "agent", agents.DEFAULT_AGENT))
-  agent_overrides = {k: v for k, v in options.given_values(args, agent.config).items() if k != "seed"}
+  agent_overrides = options.given_values(args, agent.config)
   experiment_overrides = options.given_values(args, experiment_lib.Experiment)
   cluster_overrides = options.given_values(args, ClusterConfig)
   flags = {k: "flag" for k in [*agent_overrides, *experiment_overrides, *cluster_overrides]}
@@ -147,7 +147,7 @@ def experiment_from_args(args: argparse.Namespace):
   preset = agent.preset(task, agent_overrides) if pixels else {}
   experiment = experiment_lib.Experiment(
       **experiment_overrides, cluster=ClusterConfig(**cluster_overrides),
-      agent_config=dataclasses.replace(base, **preset, **agent_overrides, seed=experiment_overrides.get("seed", 0)))
+      agent_config=dataclasses.replace(base, **preset, **agent_overrides))
   return experiment, {k: "preset" for k in preset} | flags
 
 
@@ -212,9 +212,8 @@ def precision_line(experiment) -> str:
 def _setting_names(experiment) -> list[str]:
   """The settings the run uses: the experiment's, cluster mode's own only in cluster mode, the agent's."""
   cluster = dataclasses.fields(experiment.cluster) if experiment.mode == "cluster" else ()
-  names = [f.name for f in dataclasses.fields(experiment) if f.name not in ("cluster", "agent_config")] + [
+  return [f.name for f in dataclasses.fields(experiment) if f.name not in ("cluster", "agent_config")] + [
       f.name for f in (*cluster, *dataclasses.fields(experiment.agent_config))]
-  return list(dict.fromkeys(names))  # the agent's `seed` is the experiment's: list it once
 
 
 def settings_summary(experiment, sources: dict[str, str]) -> str:
@@ -257,7 +256,7 @@ def _add_train_parser(commands, agent_name: str) -> None:
                              "the job to its end; `rlrep cluster logs OUT` follows it later")
   train.add_argument_group(f"{agent_name} settings (`rlrep train --agent NAME --help` shows another agent's)",
                            agent.about)
-  options.add_dataclass_options(train, agent.config, skip=("seed",), title_prefix=f"{agent_name}: ")
+  options.add_dataclass_options(train, agent.config, title_prefix=f"{agent_name}: ")
   train.set_defaults(handler=_train)
 
 

@@ -61,7 +61,8 @@ class LearnerRole:
     self._client = replay.connect(address)
     # The replay dataset gives up after LEARNER_IDLE_POLL_S without a sample, so no single wait grows long
     # enough for a Watchdog: `_report_if_starved` watches the time since the last batch instead.
-    self._learner = builder.make_learner(replicator, address, end_after_idle_s=LEARNER_IDLE_POLL_S)
+    self._learner = builder.make_learner(replicator, address, seed=experiment.seed,
+                                         end_after_idle_s=LEARNER_IDLE_POLL_S)
     check_agent_contract(builder, self._learner)
     choice = self._learner.precision
     if self._chief:

@@ -1,6 +1,8 @@
 """The experiment description: validated at once, saved beside the run, read back exactly for --resume."""
 
 import json
+import pathlib
+import shutil
 
 import pytest
 
@@ -37,6 +39,30 @@ def test_an_experiment_json_from_before_the_cluster_settings_were_grouped_still_
   assert load_experiment(tmp_path) == Experiment(out=str(tmp_path), cluster=ClusterConfig(
       image="r/rlrep:0", namespace="rl", tpu_accelerator="tpu-v4-podslice", tpu_topology="2x2x1",
       volume_claim="old-runs"))
+
+
+# A run made before the agent's config stopped holding a seed of its own: its experiment.json holds both seeds.
+COMMITTED_RUN = pathlib.Path(__file__).resolve().parents[2] / "benchmarks/results/runs/d4pg/cartpole-swingup/seed0"
+
+
+def test_an_experiment_json_holding_the_agents_own_seed_still_loads_resumes_and_is_saved_without_it(tmp_path):
+  saved = json.loads((COMMITTED_RUN / "experiment.json").read_text())
+  assert saved["agent_config"]["seed"] == saved["seed"] == 0  # as the CLI saved every run: both the same
+  shutil.copy(COMMITTED_RUN / "experiment.json", tmp_path / "experiment.json")
+  from launch.train import resolve_experiment
+  resumed = resolve_experiment(None, str(tmp_path), {"frames": 300_000})
+  assert (resumed.seed, resumed.frames, resumed.agent_config.learning_rate) == (0, 300_000, 3e-4)
+  prepare_output_dir(resumed, resume=True, overwrite=False)  # as --resume does
+  assert "seed" not in json.loads((tmp_path / "experiment.json").read_text())["agent_config"]
+  assert load_experiment(tmp_path) == resumed
+
+
+def test_an_experiment_json_whose_agent_seed_differs_from_its_seed_is_refused_saying_what_to_do():
+  saved = json.loads((COMMITTED_RUN / "experiment.json").read_text())
+  saved["agent_config"]["seed"] = 5
+  with pytest.raises(ValueError, match=r"learner with agent_config.seed 5 and the environments with seed 0; an "
+                                       r"experiment has one seed now, .* start it again"):
+    Experiment.from_json(saved)
 
 
 def test_a_directory_with_another_run_is_refused_unless_overwritten(tmp_path):

@@ -36,12 +36,12 @@ def test_state_features_are_not_stacked_or_augmented_and_explore_with_constant_n
 
 
 def test_every_shared_field_is_documented_once_in_a_help_section_beside_the_agents_critic_settings():
-  fields = {f.name for f in dataclasses.fields(ActorCriticConfig)} - {"seed"}
+  fields = {f.name for f in dataclasses.fields(ActorCriticConfig)}
   placed = [name for names in ActorCriticConfig.OPTION_GROUPS.values() for name in names]
   assert sorted(placed) == sorted(fields)
   assert option_groups(critic=("num_atoms",))["critic"] == ("num_atoms",)
-  assert set(options.attribute_docs(ActorCriticConfig)) == fields | {"seed"}  # no continuation line read as a field
+  assert set(options.attribute_docs(ActorCriticConfig)) == fields  # no continuation line read as a field
   parser = argparse.ArgumentParser()
-  options.add_dataclass_options(parser, ActorCriticConfig, skip=("seed",))  # refuses a field left out of a section
+  options.add_dataclass_options(parser, ActorCriticConfig)  # refuses a field left out of a section
   assert vars(parser.parse_args(["--hidden-sizes", "64,64", "--no-augment"])) == {"hidden_sizes": (64, 64),
                                                                                   "augment": False}

@@ -61,8 +61,8 @@ def _update(state, batch, config):
                          "reward_mean": tf.reduce_mean(batch["reward"])})
 
 
-def _make_state(observation_spec, action_spec, config):
-  return learning.LearnerState(observation_spec, action_spec, config, critic=_ScalarCritic)
+def _make_state(observation_spec, action_spec, config, seed):
+  return learning.LearnerState(observation_spec, action_spec, config, _ScalarCritic, seed)
 
 
 class _Learner(learning.Learner):
@@ -85,10 +85,10 @@ def _dataset(repl, batches):
       tf.nest.map_structure(lambda *rows: np.stack(rows), *batches)), per_replica=True)
 
 
-def _learner(config, batches, spec="cpu:1"):
+def _learner(config, batches, spec="cpu:1", seed=0):
   repl = rlrep.make_replicator(spec)
   dataset = _dataset(repl, batches)
-  return _Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, lambda: iter(dataset))
+  return _Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, seed, lambda: iter(dataset))
 
 
 def _values(learner):
@@ -126,7 +126,7 @@ def test_a_batch_read_before_the_input_ends_is_trained_on_after_the_restart():
   config = dataclasses.replace(CONFIG, steps_per_call=3)
   repl = rlrep.make_replicator("cpu:1")
   inputs = iter([_dataset(repl, batches[:2]), _dataset(repl, batches[2:])])  # the first ends after 2 batches
-  learner = _Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, lambda: iter(next(inputs)))
+  learner = _Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, 0, lambda: iter(next(inputs)))
   with pytest.raises(StopIteration):
     learner.step()
   assert learner.num_steps == 0  # nothing trained on a partial call
@@ -205,7 +205,7 @@ def test_a_long_wait_for_a_sample_is_logged_with_the_replay_state(caplog):
     time.sleep(1.5)  # as a learner waits while actors have not filled replay yet
     yield from _batches(1)
 
-  learner = _Learner(rlrep.make_replicator("cpu:1"), OBSERVATION_SPEC, ACTION_SPEC, CONFIG, slow_batches,
+  learner = _Learner(rlrep.make_replicator("cpu:1"), OBSERVATION_SPEC, ACTION_SPEC, CONFIG, 0, slow_batches,
                      watchdog=watchdog)
   with caplog.at_level(logging.WARNING, logger="rlrep.replay"):
     learner.step()
@@ -213,3 +213,15 @@ def test_a_long_wait_for_a_sample_is_logged_with_the_replay_state(caplog):
   server.stop()
   assert "learner sample has been blocked" in caplog.text and "table replay: 0/10 items" in caplog.text
   assert learner.input_wait_s >= 1.5 and learner.num_steps == 1
+
+
+def test_the_seed_given_decides_the_initial_weights_and_the_augmentation():
+  config = dataclasses.replace(CONFIG, augment=True)
+  batches = _batches(2)
+  first, again, other = (_learner(config, batches, seed=seed) for seed in (3, 3, 4))
+  assert any(not np.array_equal(a, b) for a, b in zip(_values(first), _values(other), strict=True))
+  for learner in (first, again):
+    learner.step()
+    learner.step()
+  for a, b in zip(_values(first), _values(again), strict=True):
+    np.testing.assert_array_equal(a, b)

@@ -38,7 +38,7 @@ def test_a_learner_step_leaves_python_at_most_two_objects():
   ~0.85 kB a step). The slack above two is warm-up measured here (2.1 over 400 steps)."""
   builder = D4PGBuilder("cartpole-swingup", CONFIG)
   server = _server_with_one_episode_start(builder)
-  learner = builder.make_learner(rlrep.make_replicator("cpu:1"), f"localhost:{server.port}")
+  learner = builder.make_learner(rlrep.make_replicator("cpu:1"), f"localhost:{server.port}", seed=0)
   for _ in range(50):
     learner.step()
   gc.collect()

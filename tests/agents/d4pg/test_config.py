@@ -20,7 +20,7 @@ def test_every_problem_is_listed_at_once():
 
 def test_every_field_is_a_documented_option_in_a_help_section():
   parser = argparse.ArgumentParser()
-  options.add_dataclass_options(parser, D4PGConfig, skip=("seed",))  # refuses a field left out of OPTION_GROUPS
+  options.add_dataclass_options(parser, D4PGConfig)  # refuses a field left out of OPTION_GROUPS
   docs = options.attribute_docs(D4PGConfig)
   assert set(docs) == {f.name for f in dataclasses.fields(D4PGConfig)}  # no continuation line read as a field
   assert D4PGConfig.OPTION_GROUPS["critic"] == ("num_atoms", "vmin", "vmax", "critic_initial_value")
@@ -35,7 +35,7 @@ DEFAULTS = {"pixels": True, "image_size": 84, "frame_stack": 3, "action_repeat":
             "critic_initial_value": 0.0, "saturation_penalty": 0.01, "conv_channels": 32, "feature_dim": 50,
             "hidden_sizes": (256, 256), "precision": "auto", "steps_per_call": 1, "augment": True,
             "samples_per_insert": 32.0, "min_replay_size": 1000, "max_replay_size": 1_000_000,
-            "replay_chunk_length": 4, "replay_error_buffer": None, "weights_update_period": 100, "seed": 0}
+            "replay_chunk_length": 4, "replay_error_buffer": None, "weights_update_period": 100}
 
 
 def test_the_defaults_are_d4pgs():

@@ -70,7 +70,7 @@ def _batches(count, batch_size=8, seed=0):
 
 
 def test_update_on_four_replicas_matches_one_device():
-  report = testing.assert_replicates(lambda: learning.make_state(OBSERVATION_SPEC, ACTION_SPEC, CONFIG),
+  report = testing.assert_replicates(lambda: learning.make_state(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, seed=0),
                                      lambda state, batch: learning.update(state, batch, CONFIG), _batches(3),
                                      num_replicas=4, atol=1e-5, rtol=1e-4)
   assert report.steps == 3
@@ -84,7 +84,7 @@ sys.path.insert(0, "tests/agents/d4pg")
 import test_learning as here
 from agents.d4pg import learning
 from rlrep import testing
-report = testing.assert_replicates(lambda: learning.make_state(here.OBSERVATION_SPEC, here.ACTION_SPEC, here.CONFIG),
+report = testing.assert_replicates(lambda: learning.make_state(here.OBSERVATION_SPEC, here.ACTION_SPEC, here.CONFIG, 0),
                                    lambda state, batch: learning.update(state, batch, here.CONFIG), here._batches(3),
                                    replicator=repl)
 print(json.dumps({"replicas": report.num_replicas, "steps": report.steps}))
@@ -106,7 +106,7 @@ def _dataset(repl, batches):
 def _learner(config, batches, spec="cpu:1"):
   repl = rlrep.make_replicator(spec)
   dataset = _dataset(repl, batches)
-  return learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, lambda: iter(dataset))
+  return learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, 0, lambda: iter(dataset))
 
 
 def _values(learner):

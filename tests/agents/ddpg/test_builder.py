@@ -29,7 +29,7 @@ def test_the_learner_trains_on_what_the_adder_wrote_and_the_policy_acts_with_its
   adder.close()  # flushes and waits for the server to confirm
   assert client.server_info()[replay.REPLAY_TABLE].current_size == 10 - CONFIG.n_step
 
-  learner = builder.make_learner(rlrep.make_replicator("cpu:1"), address, end_after_idle_s=5.0)
+  learner = builder.make_learner(rlrep.make_replicator("cpu:1"), address, seed=0, end_after_idle_s=5.0)
   metrics = learner.step()
   assert learner.num_steps == 1 and all(np.isfinite(value) for value in metrics.values())
   core.check_params(policy.variable_specs(), learner.policy_params(), "the learner's weights")

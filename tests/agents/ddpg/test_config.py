@@ -29,7 +29,7 @@ def test_help_gives_drqv2s_values_where_ddpg_says_more_than_the_shared_settings(
 
 def test_every_field_is_a_documented_option_in_a_help_section():
   parser = argparse.ArgumentParser()
-  options.add_dataclass_options(parser, DDPGConfig, skip=("seed",))  # refuses a field left out of OPTION_GROUPS
+  options.add_dataclass_options(parser, DDPGConfig)  # refuses a field left out of OPTION_GROUPS
   docs = options.attribute_docs(DDPGConfig)
   assert set(docs) == {f.name for f in dataclasses.fields(DDPGConfig)}  # no continuation line read as a field
   assert vars(parser.parse_args(["--target-noise", "0.1", "--no-augment"])) == {"target_noise": 0.1,
@@ -44,7 +44,7 @@ DEFAULTS = {"pixels": True, "image_size": 84, "frame_stack": 3, "action_repeat":
             "saturation_penalty": 0.0, "conv_channels": 32, "feature_dim": 50, "hidden_sizes": (256, 256),
             "precision": "auto", "steps_per_call": 1, "augment": True, "samples_per_insert": 32.0,
             "min_replay_size": 1000, "max_replay_size": 1_000_000, "replay_chunk_length": 4,
-            "replay_error_buffer": None, "weights_update_period": 100, "seed": 0}
+            "replay_error_buffer": None, "weights_update_period": 100}
 
 
 def test_the_defaults_are_drqv2s_where_this_machine_allows():

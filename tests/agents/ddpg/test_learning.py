@@ -43,7 +43,7 @@ def test_the_target_bootstraps_from_the_smaller_target_head_and_both_heads_regre
   online_heads = (1.0, 4.0)
   repl = rlrep.make_replicator("cpu:1")
   with repl.scope():
-    state = learning.make_state(OBSERVATION_SPEC, ACTION_SPEC, CONFIG)
+    state = learning.make_state(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, seed=0)
   _constant_heads(state.target_networks.critic, heads)
   _constant_heads(state.networks.critic, online_heads)
   batch = _batches(1)[0]
@@ -64,7 +64,7 @@ def test_the_target_bootstraps_from_the_smaller_target_head_and_both_heads_regre
 
 def test_target_noise_is_clipped_and_the_same_however_many_replicas_share_the_batch():
   config = dataclasses.replace(CONFIG, target_noise=1.0, target_noise_clip=0.3)
-  state = types.SimpleNamespace(num_steps=tf.constant(7, tf.int64))
+  state = types.SimpleNamespace(num_steps=tf.constant(7, tf.int64), seed=0)
 
   def noise(spec):
     repl = rlrep.make_replicator(spec)
@@ -80,7 +80,7 @@ def test_target_noise_is_clipped_and_the_same_however_many_replicas_share_the_ba
 
 
 def test_update_on_two_replicas_matches_one_device():
-  report = testing.assert_replicates(lambda: learning.make_state(OBSERVATION_SPEC, ACTION_SPEC, CONFIG),
+  report = testing.assert_replicates(lambda: learning.make_state(OBSERVATION_SPEC, ACTION_SPEC, CONFIG, seed=0),
                                      lambda state, batch: learning.update(state, batch, CONFIG), _batches(3),
                                      num_replicas=2, atol=1e-5, rtol=1e-4)
   assert report.steps == 3
@@ -90,7 +90,7 @@ def _learner(config, batches, spec="cpu:1"):
   repl = rlrep.make_replicator(spec)
   dataset = repl.distribute_dataset(lambda context: tf.data.Dataset.from_tensor_slices(
       tf.nest.map_structure(lambda *rows: np.stack(rows), *batches)), per_replica=True)
-  return learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, lambda: iter(dataset))
+  return learning.Learner(repl, OBSERVATION_SPEC, ACTION_SPEC, config, 0, lambda: iter(dataset))
 
 
 def _values(learner):

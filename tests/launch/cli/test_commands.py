@@ -53,7 +53,7 @@ def test_the_first_lines_list_cluster_settings_only_in_cluster_mode():
     for setting in ("volume_bucket=team-runs", "image=rlrep:0.1.0", "namespace=default", "service_account=rlrep"):
       assert (setting in summary) == (mode == "cluster"), (mode, setting)
     assert "actors=1" in summary and "batch_size=" in summary
-    assert summary.count(" seed=") == 1  # the experiment's seed is the agent's: listed once
+    assert summary.count(" seed=") == 1  # the run's one seed
 
 
 @pytest.mark.parametrize("arguments, shown", [(["--help"], "rollout"), (["compare", "--help"], "--equal-updates"),

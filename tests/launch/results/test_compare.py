@@ -1,7 +1,5 @@
 """`rlrep compare`: seeds pooled into mean and band, groups labelled by what differs, references, bad input."""
 
-import dataclasses
-
 import imageio.v2 as imageio
 import numpy as np
 import pytest
@@ -15,7 +13,7 @@ from launch.experiment import Experiment, prepare_output_dir
 
 def _run(root, name, returns, seed=0, task="cartpole-swingup", agent_name="d4pg", config=D4PGConfig, **agent):
   experiment = Experiment(task=task, seed=seed, out=str(root / name), agent=agent_name,
-                          agent_config=dataclasses.replace(config(**agent), seed=seed))
+                          agent_config=config(**agent))
   prepare_output_dir(experiment, resume=False, overwrite=False)
   log = MetricsLog(experiment.out_dir, "eval")
   for frames, value, *updates in returns:  # (frames, return) or (frames, return, learner updates)

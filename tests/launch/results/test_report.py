@@ -2,7 +2,6 @@
 unequal seed counts, references beside the runs, runs short of a budget, mixed settings refused, outputs."""
 
 import csv
-import dataclasses
 import json
 import sys
 
@@ -24,7 +23,7 @@ def _run(root, name, returns, seed=0, task="cartpole-swingup", **agent):
   directory = root / "runs" / name
   (directory / "logs").mkdir(parents=True)
   experiment = Experiment(task=task, seed=seed, out=str(directory),
-                          agent_config=dataclasses.replace(D4PGConfig(**agent), seed=seed))
+                          agent_config=D4PGConfig(**agent))
   (directory / "experiment.json").write_text(json.dumps(experiment.to_json()))
   rows = "".join(f"{frames},{value},{frames // 4}\n" for frames, value in returns)
   (directory / "logs" / "eval.csv").write_text("frames,eval_return,learner_steps\n" + rows)

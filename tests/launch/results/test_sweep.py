@@ -13,6 +13,7 @@ import time
 import pytest
 
 from launch import cli
+from launch.checkpoints import CheckpointStore
 from launch.cli import commands
 from launch.results import sweep
 
@@ -38,7 +39,7 @@ def test_a_sweep_runs_every_cell_then_skips_finished_and_resumes_interrupted_one
     summary = _summary(root, "cartpole-balance", seed)
     assert summary["stop_reason"] == sweep.FINISHED and summary["frames"] >= 1500
     saved = json.loads((sweep.cell_dir(root, "cartpole-balance", seed) / "experiment.json").read_text())
-    assert saved["seed"] == seed and saved["agent_config"]["seed"] == seed and saved["frames"] == 1500
+    assert saved["seed"] == seed and "seed" not in saved["agent_config"] and saved["frames"] == 1500
 
   again = _sweep(root, "--tasks", "cartpole-balance", "--seeds", "0-1")
   assert again.returncode == 0 and "2 finished, 0 to resume, 0 to start" in again.stdout
@@ -82,6 +83,30 @@ def test_a_cell_with_an_intact_checkpoint_resumes_and_one_without_starts_afresh(
   assert sweep.cell_state(out, 1000) == "finished"
   with pytest.raises(ValueError, match="finished at 1,000 frames with no checkpoint to continue from to 2,000"):
     sweep.cell_state(out, 2000)  # a committed result without checkpoints is never replaced
+
+
+class _OneFileLearner:
+  """Saves a one-file checkpoint: all `CheckpointStore` needs to call a run resumable."""
+  num_steps = 7
+
+  def save(self, path):
+    pathlib.Path(path + ".index").write_text("weights")
+    return path
+
+
+def test_runs_saved_while_agent_configs_held_their_own_seed_are_recognised_as_finished_or_resumable(tmp_path):
+  for seed in (0, 1):
+    out = sweep.cell_dir(tmp_path, "cartpole-balance", seed)
+    out.mkdir(parents=True)
+    saved = cli.train_experiment(sweep.cell_arguments("cartpole-balance", seed, out, TINY)).to_json()
+    saved["agent_config"]["seed"] = seed  # as such runs saved it: the experiment's seed, copied
+    (out / "experiment.json").write_text(json.dumps(saved))
+  (sweep.cell_dir(tmp_path, "cartpole-balance", 0) / "summary.json").write_text(
+      json.dumps({"stop_reason": sweep.FINISHED, "frames": 1500}))
+  CheckpointStore(sweep.cell_dir(tmp_path, "cartpole-balance", 1) / "checkpoints").save(
+      _OneFileLearner(), {"frames": 700, "episodes": 1, "learner_steps": 7})
+  cells = sweep.plan(tmp_path, ["cartpole-balance"], [0, 1], TINY, cli.train_experiment)
+  assert [cell.state for cell in cells] == ["finished", "resume"]
 
 
 class _FakeJobServer:

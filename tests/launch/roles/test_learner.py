@@ -35,7 +35,7 @@ def test_a_starved_learner_logs_the_replay_state_and_progress_lines_go_on(replay
 def test_an_agent_whose_learner_and_policy_disagree_is_refused_at_start(replay_server):
   experiment, address = replay_server
   builder = experiment.make_builder()
-  learner = builder.make_learner(rlrep.make_replicator("cpu:1"), address)
+  learner = builder.make_learner(rlrep.make_replicator("cpu:1"), address, seed=experiment.seed)
   renamed = dict(learner.policy_params())
   renamed["policy/99/kernel"] = renamed.pop("policy/00/kernel")
   learner.policy_params = lambda: renamed  # an agent bug: a weight published under another name
