@@ -157,6 +157,22 @@ class Experiment:
   def make_builder(self):
     return agents.get(self.agent).builder(self.task, self.agent_config)
 
+  def defining_settings(self) -> dict[str, Any]:
+    """The settings that decide what this run computes, by name: agent, task, seed and the agent's settings (as
+    `agent_config.NAME`) but its `EFFICIENCY_SETTINGS`, which change how fast it computes or how much memory replay
+    takes, not what it learns. Two runs with equal ones are the same run, whatever their budget, scale, placement,
+    evaluation or logging: resuming on a cluster's volume, a sweep's cells and `rlrep compare`'s groups ask this.
+
+    >>> from agents.d4pg import D4PGConfig
+    >>> run = Experiment(task="cartpole-swingup", seed=1)
+    >>> faster = dataclasses.replace(run, frames=10**6, actors=4, agent_config=D4PGConfig(precision="bfloat16"))
+    >>> run.defining_settings() == faster.defining_settings(), run.defining_settings()["agent_config.n_step"]
+    (True, 3)
+    """
+    agent = {f"agent_config.{name}": value for name, value in dataclasses.asdict(self.agent_config).items()
+             if name not in self.agent_config.EFFICIENCY_SETTINGS}
+    return {"agent": self.agent, "task": self.task, "seed": self.seed, **agent}
+
   def to_json(self) -> dict:
     return dataclasses.asdict(self)
 

@@ -119,6 +119,9 @@ class ActorCriticConfig:
   weights_update_period: int = 100
 
   OPTION_GROUPS = option_groups(critic=())
+  # How fast the learner computes (its precision, updates per compiled call) and how replay stores its items
+  # (chunks of steps), not which are sampled or what is learned from them.
+  EFFICIENCY_SETTINGS = ("precision", "steps_per_call", "replay_chunk_length")
 
   def __post_init__(self):
     problems = self.problems()

@@ -33,11 +33,6 @@ SUBMISSION_FILE = "submission"   # in the run's directory on the volume: the id 
 PLACEMENT_POLL_S = 10.0
 
 
-def _identity(experiment: Experiment) -> tuple:
-  """What makes two submissions the same run (budget, scale and logging may change between retries)."""
-  return experiment.agent, experiment.task, experiment.seed, experiment.agent_config
-
-
 def prepare_volume_dir(experiment: Experiment, submission: str, existing: str) -> bool:
   """Readies the run's directory on the volume for the driver of `submission`; returns whether the run continues
   from it (a checkpoint there, if any, is resumed).
@@ -54,7 +49,8 @@ def prepare_volume_dir(experiment: Experiment, submission: str, existing: str) -
     if existing == "overwrite":
       shutil.rmtree(out)
       held = False
-    elif not (out / EXPERIMENT_FILE).exists() or _identity(load_experiment(out)) != _identity(experiment):
+    elif (not (out / EXPERIMENT_FILE).exists()
+          or load_experiment(out).defining_settings() != experiment.defining_settings()):
       raise RunFailed(f"{out} on the volume holds another experiment (another task, agent, seed or agent settings) "
                       "under this job name: resubmit with --overwrite to replace it, or with another --out.")
     elif existing == "refuse":

@@ -25,14 +25,6 @@ import numpy as np
 
 from launch import metrics
 
-# Settings that place, budget, store or present a run without changing what it learns.
-IGNORED_FOR_GROUPING = ("seed", "out", "mode", "frames", "actors", "replicas", "log_every_s", "checkpoint_every_s",
-                        "checkpoint_replay", "cluster", "video_size", "video_format", "replay_port", "wandb",
-                        "verbose")
-# Agent settings of the same kind: how replay stores its items (chunks of steps), not which are sampled, and how
-# fast the learner computes (its precision, updates per compiled call), not what it learns.
-AGENT_FIELDS_IGNORED_FOR_GROUPING = ("seed", "replay_chunk_length", "precision", "steps_per_call")
-
 
 @dataclasses.dataclass
 class Curve:
@@ -89,11 +81,10 @@ def load_run(directory: str | pathlib.Path) -> tuple[dict, list[dict[str, float]
 
 
 def grouping_settings(settings: dict) -> dict:
-  """The settings (`load_run`'s, agent settings as `agent_config.NAME`) that make runs differ in what they
-  learn: runs with equal ones are seeds of one experiment."""
-  agent = {f"agent_config.{k}": v for k, v in settings.get("agent_config", {}).items()
-           if k not in AGENT_FIELDS_IGNORED_FOR_GROUPING}
-  return {**{k: v for k, v in settings.items() if k != "agent_config" and k not in IGNORED_FOR_GROUPING}, **agent}
+  """The settings (of `load_run`'s) that decide what a run computes, but the seed (`Experiment.defining_settings`):
+  runs with equal ones are seeds of one experiment."""
+  from launch.experiment import Experiment
+  return {name: value for name, value in Experiment.from_json(settings).defining_settings().items() if name != "seed"}
 
 
 def group_runs(directories: Sequence[str | pathlib.Path]) -> list[Curve]:

@@ -10,7 +10,7 @@ options (the recipe). Running the same command again continues where the tree st
   kept without its checkpoints), which is refused rather than replaced.
 
 Before anything runs, every existing cell is checked against the recipe: a directory holding a run with
-other learning settings (compared as `rlrep compare` groups runs) is refused, so one tree never mixes recipes.
+other learning settings (`Experiment.defining_settings`) is refused, so one tree never mixes recipes.
 
 Cells run one after another in child processes on this machine, or, with `--ray-address`, as separate Ray
 jobs on a Ray cluster (its job server, e.g. http://HEAD:8265), up to `--max-concurrent` at a time; Ray places
@@ -33,7 +33,6 @@ import sys
 import time
 from typing import Callable, Sequence
 
-from launch.results import compare
 from launch.checkpoints import CheckpointStore
 from launch.experiment import EXPERIMENT_FILE, Experiment
 
@@ -108,8 +107,8 @@ def plan(root: pathlib.Path, tasks: Sequence[str], seeds: Sequence[int], train_o
 
 
 def recipe_difference(saved: Experiment, wanted: Experiment) -> list[str]:
-  """The learning settings in which two experiments differ (not seed, output, scale, budget or logging)."""
-  left, right = compare.grouping_settings(saved.to_json()), compare.grouping_settings(wanted.to_json())
+  """The settings deciding what a run computes in which two experiments differ (`Experiment.defining_settings`)."""
+  left, right = saved.defining_settings(), wanted.defining_settings()
   return sorted(name for name in left.keys() | right.keys() if left.get(name) != right.get(name))
 
 

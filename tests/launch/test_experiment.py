@@ -1,5 +1,6 @@
 """The experiment description: validated at once, saved beside the run, read back exactly for --resume."""
 
+import dataclasses
 import json
 import pathlib
 import shutil
@@ -7,6 +8,7 @@ import shutil
 import pytest
 
 from agents.d4pg import D4PGConfig
+from agents.ddpg import DDPGConfig
 from launch.cluster.config import ClusterConfig
 from launch.experiment import Experiment, load_experiment, prepare_output_dir
 
@@ -63,6 +65,21 @@ def test_an_experiment_json_whose_agent_seed_differs_from_its_seed_is_refused_sa
   with pytest.raises(ValueError, match=r"learner with agent_config.seed 5 and the environments with seed 0; an "
                                        r"experiment has one seed now, .* start it again"):
     Experiment.from_json(saved)
+
+
+def test_a_run_is_defined_by_its_agent_task_seed_and_learning_settings_not_by_budget_scale_or_logging():
+  run = Experiment(task="cartpole-swingup", seed=1, agent_config=D4PGConfig(n_step=5))
+  agent_config = dataclasses.replace(run.agent_config, precision="float32", steps_per_call=4, replay_chunk_length=16)
+  elsewhere = dataclasses.replace(run, frames=5, actors=4, envs_per_actor=2, mode="local", replicas="cpu:2",
+                                  out="elsewhere", eval_every_frames=5, eval_episodes=3, log_every_s=1.0,
+                                  publish_every_steps=3, video_size=64, cluster=ClusterConfig(image="r/rlrep:2"),
+                                  agent_config=agent_config)
+  assert elsewhere.defining_settings() == run.defining_settings()
+  assert {name for name in run.defining_settings() if not name.startswith("agent_config.")} == {"agent", "task", "seed"}
+  for other in (dataclasses.replace(run, seed=2), dataclasses.replace(run, task="walker-walk"),
+                dataclasses.replace(run, agent_config=D4PGConfig(n_step=3)),
+                dataclasses.replace(run, agent="ddpg", agent_config=DDPGConfig(n_step=5))):
+    assert other.defining_settings() != run.defining_settings()
 
 
 def test_a_directory_with_another_run_is_refused_unless_overwritten(tmp_path):

@@ -1,5 +1,6 @@
 """The in-cluster driver: its handling of the run's directory on the volume, and of roles Ray cannot place."""
 
+import dataclasses
 import json
 import pathlib
 
@@ -52,6 +53,16 @@ def test_without_overwrite_an_earlier_run_is_refused_unless_resumed(tmp_path):
   assert driver.prepare_volume_dir(experiment, "third", "resume") is True
   assert (experiment.out_dir / "checkpoints").exists() and (experiment.out_dir / "submission").read_text() == "third\n"
   assert driver.prepare_volume_dir(experiment, "third", "refuse") is True  # then its retries continue too
+
+
+def test_a_resubmission_with_another_budget_or_scale_continues_the_run_but_one_with_another_seed_is_refused(
+    tmp_path):
+  experiment = _run_on_volume(tmp_path, "first")
+  bigger = dataclasses.replace(experiment, frames=10 * experiment.frames, actors=4,
+                               agent_config=dataclasses.replace(experiment.agent_config, precision="float32"))
+  assert driver.prepare_volume_dir(bigger, "second", "resume") is True
+  with pytest.raises(RunFailed, match="holds another experiment"):
+    driver.prepare_volume_dir(dataclasses.replace(bigger, seed=1), "third", "resume")
 
 
 def test_placement_fails_naming_the_pods_that_never_joined_the_ray_cluster():

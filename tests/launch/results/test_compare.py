@@ -46,6 +46,13 @@ def test_runs_that_differ_only_in_how_they_store_replay_pool_as_seeds(tmp_path):
   assert curve.runs == 2 and curve.label == "d4pg cartpole-swingup"
 
 
+def test_runs_are_grouped_by_what_defines_them_but_the_seed():
+  run = Experiment(task="walker-walk", seed=4, actors=3, agent_config=D4PGConfig(precision="float32"))
+  grouping = compare.grouping_settings(run.to_json())
+  assert grouping == {name: value for name, value in run.defining_settings().items() if name != "seed"}
+  assert "agent_config.n_step" in grouping and not {"seed", "actors", "agent_config.precision"} & set(grouping)
+
+
 def test_a_run_written_by_an_older_version_groups_with_new_runs_of_the_same_settings(tmp_path):
   import json
   old, new = _run(tmp_path, "old", [(0, 10), (100, 30)], seed=0), _run(tmp_path, "new", [(0, 20), (100, 50)], seed=1)

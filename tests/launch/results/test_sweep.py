@@ -67,6 +67,15 @@ def test_a_cell_holding_another_recipe_is_refused_before_anything_runs(tmp_path)
   assert not sweep.cell_dir(root, "cartpole-balance", 1).exists()
 
 
+def test_a_cells_recipe_is_what_defines_its_run_so_budget_scale_and_speed_may_differ():
+  run = cli.train_experiment(["--task", "walker-walk", "--seed", "1"])
+  faster = cli.train_experiment(["--task", "walker-walk", "--seed", "1", "--actors", "4", "--frames", "5",
+                                 "--precision", "float32", "--eval-episodes", "3"])
+  assert sweep.recipe_difference(run, faster) == []
+  other = cli.train_experiment(["--task", "walker-walk", "--seed", "2", "--n-step", "5"])
+  assert sweep.recipe_difference(run, other) == ["agent_config.n_step", "seed"]
+
+
 @pytest.mark.parametrize("option", ["--seed", "--out=x", "--resume", "--task"])
 def test_options_the_sweep_sets_itself_are_refused(tmp_path, capsys, option):
   assert cli.main(["sweep", str(tmp_path), "--tasks", "walker-walk", "--", option, "1"]) == 2
