@@ -15,9 +15,10 @@ ValueError: unknown agent 'dqn'; registered agents: d4pg, ddpg
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Callable
 
 from agents import d4pg, ddpg
+from rlrep import core
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,18 +26,18 @@ class Agent:
   """What launchers need of an agent.
 
   Attributes:
-    config: the settings dataclass; every field is an `rlrep train` option documented by the class's
-      `Attributes:` docstring and laid out in `--help` by its `OPTION_GROUPS`.
+    config: the settings dataclass, an `rlrep.core.AgentConfig`: every field is an `rlrep train` option documented
+      by the `Attributes:` docstrings of the class and its bases and laid out in `--help` by its `OPTION_GROUPS`.
     builder: `builder(task, config)` makes the agent's environments, policy, adder, replay tables and learner.
     preset: `preset(task, given)`: starting settings for a task from pixels; `given` are the user's flags
       (which always win, and which settings derived by a rule follow).
     state_features: `state_features()`: the config for learning from state features (`--no-pixels`).
     about: where the defaults come from, for `--help`.
   """
-  config: type
-  builder: Callable[[str, Any], Any]
+  config: type[core.AgentConfig]
+  builder: Callable[[str, core.AgentConfig], core.Builder]
   preset: Callable[[str, dict], dict]
-  state_features: Callable[[], Any]
+  state_features: Callable[[], core.AgentConfig]
   about: str
 
 

@@ -12,10 +12,13 @@ import dataclasses
 import json
 import pathlib
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import agents
 from launch.cluster.config import ClusterConfig
+
+if TYPE_CHECKING:
+  from rlrep.core import AgentConfig
 
 
 class RunFailed(RuntimeError):
@@ -41,8 +44,8 @@ class Experiment:
       gpu:N or auto). On an existing Ray cluster each goes to its own node advertising rlrep_learner_host.
     frames: environment frames (agent steps x action repeat) to train for, summed over actors.
     out: output directory.
-    seed: the run's one seed: the learner's randomness (network initialisation, augmentation) is seeded with it;
-      actor i's environment j uses seed + 1 + i + 100_000 j, the evaluator seed + 10_000.
+    seed: the run's one seed: the learner's randomness (network initialisation, augmentation, target noise)
+      starts from it; actor i's environment j uses seed + 1 + i + 100_000 j, the evaluator seed + 10_000.
     eval_every_frames: evaluate the deterministic policy every this many frames (and at the end).
     eval_episodes: episodes per evaluation.
     video_format: mp4 or gif for evaluation videos.
@@ -70,7 +73,8 @@ class Experiment:
       actors and the evaluator to nodes with rlrep_worker, replay to the node with rlrep_replay_host if one has it,
       else with the actors.
     cluster: cluster mode's image, namespace, accelerators and output volume (launch/cluster/config.py).
-    agent_config: the agent's settings (see agents/<agent>/config.py).
+    agent_config: the agent's settings (see agents/<agent>/config.py; what launchers read of them:
+      `rlrep.core.AgentConfig`).
   """
   agent: str = agents.DEFAULT_AGENT
   task: str = "walker-walk"
@@ -95,7 +99,7 @@ class Experiment:
   replay_port: int = 0
   ray_address: str | None = None
   cluster: ClusterConfig = dataclasses.field(default_factory=ClusterConfig)
-  agent_config: Any = dataclasses.field(default_factory=lambda: agents.get(agents.DEFAULT_AGENT).config())
+  agent_config: AgentConfig = dataclasses.field(default_factory=lambda: agents.get(agents.DEFAULT_AGENT).config())
 
   OPTION_GROUPS = {
       "run": ("agent", "task", "frames", "out", "seed"),

@@ -6,11 +6,11 @@ The data's way through a run, naming the interface at each hop:
         ^                                                          |
         +------ VariableSource <- weights table <- Learner.policy_params
 
-A `Builder` makes each piece for an agent's config and a task, and is all a launcher knows of the agent.
-Weights travel by name (`Params`): a learner and a policy that disagree on names, shapes or dtypes are
-refused when the run starts (`check_params`), never mismatched by position.
+A `Builder` makes each piece for an agent's config and a task; it and the config's `AgentConfig` part are all a
+launcher knows of the agent. Weights travel by name (`Params`): a learner and a policy that disagree on names,
+shapes or dtypes are refused when the run starts (`check_params`), never mismatched by position.
 
-These are `typing.Protocol`s: an agent satisfies them by having the methods, no base class needed.
+These are `typing.Protocol`s: an agent satisfies them by having the methods and attributes, no base class needed.
 
 >>> import numpy as np, tensorflow as tf
 >>> specs = {"policy/00/kernel": tf.TensorSpec((3, 2), tf.float32)}
@@ -22,7 +22,7 @@ ValueError: the learner's weights do not fit the policy: policy/00/kernel has sh
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, ClassVar, Mapping, Protocol, runtime_checkable
 
 import dm_env
 import numpy as np
@@ -33,6 +33,34 @@ from rlrep.precision import PrecisionChoice
 
 Params = Mapping[str, np.ndarray]
 """A policy's weights by name, as the learner publishes them and actors load them."""
+
+
+@runtime_checkable
+class AgentConfig(Protocol):
+  """An agent's settings, as much of them as launchers read (rlrep.testing.AgentConfigTestMixin checks a class).
+
+  A frozen dataclass: every field is an `rlrep train` option, its help the field's line in the `Attributes:` sections
+  of the docstrings of the class and its bases, its `--help` section the `OPTION_GROUPS` entry that names it; an
+  experiment saves the fields as JSON and makes the config again from them by keyword.
+  """
+  __dataclass_fields__: ClassVar[dict[str, Any]]
+  OPTION_GROUPS: ClassVar[Mapping[str, tuple[str, ...]]]
+  """`--help` section title -> the fields it shows; every field is in exactly one."""
+  EFFICIENCY_SETTINGS: ClassVar[tuple[str, ...]]
+  """Fields that change how fast a run computes or how replay stores its items, never what it learns: runs that
+  differ only in them are the same run."""
+  pixels: bool
+  """Pixel observations (per-task presets apply) or state features (`Agent.state_features` gives their defaults)."""
+  action_repeat: int
+  """Environment frames per agent step: how a frame budget becomes agent steps."""
+  precision: str
+  """What the learner computes in: auto, float32 or bfloat16 (`rlrep.precision.choose`)."""
+  max_replay_size: int
+  """Replay items (agent steps) kept at most."""
+  replay_bytes_per_step: int
+  """Replay memory per stored agent step: with `max_replay_size`, whether replay fits a machine."""
+  weights_update_period: int
+  """Agent steps between an actor's pulls of new weights."""
 
 
 class Adder(Protocol):
@@ -110,7 +138,7 @@ class Learner(Protocol):
 
 class Builder(Protocol):
   """Everything a launcher needs of an agent on one task: `builder = Agent.builder(task, config)`."""
-  config: Any
+  config: AgentConfig
   observation_spec: dict[str, Any]
   action_spec: Any
 

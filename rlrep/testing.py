@@ -57,6 +57,9 @@ conftest.py, or first thing in the script).
 Across hosts, `run_hosts(script, hosts=2)` runs a script in that many processes on this machine, joined as one
 multi-host cluster (TF_CONFIG on loopback ports): a script that calls `assert_replicates(...,
 replicator=rlrep.make_replicator("multi_worker"))` checks the step on every host's replicas against one device.
+
+An agent's settings class keeps the contract launchers rely on (`rlrep.core.AgentConfig`) when a pytest class mixing
+in `AgentConfigTestMixin` passes, as dm_env's `EnvironmentTestMixin` checks an environment.
 """
 
 from __future__ import annotations
@@ -72,8 +75,9 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
-from rlrep import primitives
+from rlrep import core, primitives
 from rlrep import replicator as replicator_lib
+from rlrep.precision import PRECISIONS
 
 Nest = Any
 
@@ -379,3 +383,49 @@ def run_hosts(script: str, hosts: int = 2, timeout_s: float = 300.0, cwd: str | 
     if process.returncode != 0:
       raise AssertionError(f"host {index} of {hosts} exited with {process.returncode}:\n{stderr[-4000:]}")
   return [stdout for stdout, _ in outputs]
+
+
+class AgentConfigTestMixin:
+  """Tests that an agent's settings class keeps `rlrep.core.AgentConfig`, the contract launchers rely on. Mix it into
+  a pytest class and name the class:
+
+      class TestD4PGConfig(testing.AgentConfigTestMixin):
+        config_class = D4PGConfig
+  """
+  config_class: type
+
+  def test_it_has_every_setting_launchers_read(self):
+    config = self.config_class()
+    missing = [name for name in core.AgentConfig.__annotations__ if not hasattr(config, name)]
+    assert not missing, f"{self.config_class.__name__} lacks {', '.join(missing)} (see rlrep.core.AgentConfig)"
+    assert isinstance(config, core.AgentConfig)
+
+  def test_it_is_a_frozen_dataclass(self):
+    assert dataclasses.is_dataclass(self.config_class) and self.config_class.__dataclass_params__.frozen, (
+        f"{self.config_class.__name__} must be a @dataclasses.dataclass(frozen=True): its fields are the options")
+
+  def test_every_field_is_in_exactly_one_help_section(self):
+    fields = {field.name for field in dataclasses.fields(self.config_class)}
+    placed = [name for names in self.config_class.OPTION_GROUPS.values() for name in names]
+    twice = sorted({name for name in placed if placed.count(name) > 1})
+    assert not twice and set(placed) == fields, (
+        f"{self.config_class.__name__}.OPTION_GROUPS must place every field once: placed twice {twice}, missing "
+        f"{sorted(fields - set(placed))}, unknown {sorted(set(placed) - fields)}")
+
+  def test_its_efficiency_settings_are_its_fields(self):
+    unknown = set(self.config_class.EFFICIENCY_SETTINGS) - {f.name for f in dataclasses.fields(self.config_class)}
+    assert not unknown, f"{self.config_class.__name__}.EFFICIENCY_SETTINGS names no field {sorted(unknown)}"
+
+  def test_what_launchers_read_has_the_values_they_expect(self):
+    config = self.config_class()
+    assert isinstance(config.pixels, bool) and config.precision in PRECISIONS
+    for name in ("action_repeat", "max_replay_size", "replay_bytes_per_step", "weights_update_period"):
+      value = getattr(config, name)
+      assert isinstance(value, int) and value >= 1, f"{name} must be a whole number >= 1, got {value!r}"
+
+  def test_it_comes_back_from_its_json_by_keyword(self):
+    config = self.config_class()
+    saved = json.loads(json.dumps(dataclasses.asdict(config)))  # as an experiment.json holds it
+    restored = self.config_class(**{name: tuple(value) if isinstance(value, list) else value
+                                    for name, value in saved.items()})
+    assert restored == config

@@ -4,7 +4,7 @@ Each field becomes `--field-name` with the field's default and the help text fro
 `Attributes:` section. Booleans get `--x/--no-x`; tuples take comma-separated values; `none` sets an
 optional field to None; numbers must be finite (NaN and inf are refused as they are parsed; ranges are the
 config's own `__post_init__` checks). A class's `OPTION_GROUPS` (title -> field names) lays `--help` out by
-purpose.
+purpose: every field in one section.
 """
 
 from __future__ import annotations
@@ -109,20 +109,19 @@ def add_dataclass_options(parser: argparse.ArgumentParser, cls: type, defaults: 
                           skip: tuple[str, ...] = (), title_prefix: str = "") -> dict[str, argparse._ArgumentGroup]:
   """Adds one option per field of `cls`; only options given on the command line are set (`given_values`).
 
-  Options go into one argument group per entry of `cls.OPTION_GROUPS` (titled `title_prefix + title`), or
-  into `parser` itself when the class has none. Returns the groups by title, to add related options to.
+  Options go into one argument group per entry of `cls.OPTION_GROUPS` (titled `title_prefix + title`). Returns
+  the groups by title, to add related options to.
   """
   docs = attribute_docs(cls)
-  defaults = defaults if defaults is not None else cls()
-  if hasattr(cls, "OPTION_GROUPS"):
-    _check_groups(cls, skip)
-  groups = {title: parser.add_argument_group(title_prefix + title) for title in getattr(cls, "OPTION_GROUPS", {})}
-  group_of = {name: groups[title] for title, names in getattr(cls, "OPTION_GROUPS", {}).items() for name in names}
+  values = dataclasses.asdict(defaults if defaults is not None else cls())
+  _check_groups(cls, skip)
+  groups = {title: parser.add_argument_group(title_prefix + title) for title in cls.OPTION_GROUPS}
+  group_of = {name: groups[title] for title, names in cls.OPTION_GROUPS.items() for name in names}
   for field in dataclasses.fields(cls):
     if field.name in skip:
       continue
-    container = group_of.get(field.name, parser)
-    default = getattr(defaults, field.name)
+    container = group_of[field.name]
+    default = values[field.name]
     shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
     # argparse formats help with %: a literal one in a field's doc (e.g. "10% of ...") must be doubled.
     help_text = f"{docs.get(field.name, '')} (default: {shown})".strip().replace("%", "%%")

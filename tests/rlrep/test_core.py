@@ -1,4 +1,7 @@
-"""rlrep.core: weights are matched to a policy by name, and a mismatch is refused with every problem named."""
+"""rlrep.core: weights are matched to a policy by name, a mismatch refused with every problem named; an agent's
+config is recognised by the settings launchers read."""
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -29,3 +32,20 @@ def test_every_mismatch_is_named_in_one_error():
   assert "encoder/00/kernel is missing" in message
   assert "policy/01/bias is not a weight of the policy" in message
   assert "policy/00/bias has shape (2,) and dtype float64, the policy expects (2,) and float32" in message
+
+
+def test_an_agent_config_is_what_has_every_setting_launchers_read():
+  @dataclasses.dataclass(frozen=True)
+  class Settings:
+    pixels: bool = True
+    action_repeat: int = 2
+    precision: str = "auto"
+    max_replay_size: int = 100
+    replay_bytes_per_step: int = 1024
+    weights_update_period: int = 10
+    OPTION_GROUPS = {"all": ("pixels", "action_repeat", "precision", "max_replay_size", "replay_bytes_per_step",
+                             "weights_update_period")}
+    EFFICIENCY_SETTINGS = ("precision",)
+
+  assert isinstance(Settings(), core.AgentConfig)
+  assert not isinstance(dataclasses.make_dataclass("Lacking", [("pixels", bool, True)])(), core.AgentConfig)

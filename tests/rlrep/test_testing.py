@@ -1,5 +1,7 @@
-"""rlrep.testing: the replication kit passes correct steps and catches the classic bugs, even under Adam."""
+"""rlrep.testing: the replication kit passes correct steps and catches the classic bugs, even under Adam; the agent
+config kit passes a config that keeps the launchers' contract and names what a broken one breaks."""
 
+import dataclasses
 import json
 import pathlib
 
@@ -168,3 +170,46 @@ def test_the_kit_checks_a_step_across_two_hosts_and_catches_a_summed_gradient_th
     result = json.loads(output.strip().splitlines()[-1])
     assert result["replicas"] == 2 and result["gradient"] < 1e-5
     assert result["caught"].startswith("Likely cause: the replicas applied 2x the 1-device gradient")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+  """The least an agent's settings class can be and keep the contract."""
+  pixels: bool = True
+  action_repeat: int = 2
+  precision: str = "auto"
+  max_replay_size: int = 100
+  weights_update_period: int = 10
+  hidden_sizes: tuple[int, ...] = (8,)
+
+  OPTION_GROUPS = {"run": ("pixels", "action_repeat", "precision", "weights_update_period"),
+                   "model": ("max_replay_size", "hidden_sizes")}
+  EFFICIENCY_SETTINGS = ("precision",)
+
+  @property
+  def replay_bytes_per_step(self) -> int:
+    return 1024
+
+
+class TestTheAgentConfigKitPassesAConfigThatKeepsTheContract(testing.AgentConfigTestMixin):
+  config_class = _Settings
+
+
+def test_the_agent_config_kit_names_what_a_config_breaks():
+  @dataclasses.dataclass
+  class Broken:
+    pixels: bool = True
+    precision: str = "fp8"
+    OPTION_GROUPS = {"run": ("pixels", "pixels", "gone")}
+    EFFICIENCY_SETTINGS = ("speed",)
+
+  kit = type("Kit", (testing.AgentConfigTestMixin,), {"config_class": Broken})()
+  expected = {"test_it_has_every_setting_launchers_read":
+                  "Broken lacks action_repeat, max_replay_size, replay_bytes_per_step, weights_update_period",
+              "test_it_is_a_frozen_dataclass": "must be a @dataclasses.dataclass.frozen=True.",
+              "test_every_field_is_in_exactly_one_help_section": r"placed twice \['pixels'\], missing \['precision'\], "
+                                                                r"unknown \['gone'\]",
+              "test_its_efficiency_settings_are_its_fields": r"names no field \['speed'\]"}
+  for test, message in expected.items():
+    with pytest.raises(AssertionError, match=message):
+      getattr(kit, test)()

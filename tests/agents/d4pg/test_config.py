@@ -1,4 +1,4 @@
-"""D4PG settings: its own problems listed after the shared ones, its defaults, and its `--help` layout."""
+"""D4PG settings: the contract launchers rely on, its own problems after the shared ones, its defaults, its `--help`."""
 
 import argparse
 import dataclasses
@@ -7,6 +7,11 @@ import pytest
 
 from agents.d4pg.config import D4PGConfig
 from launch import options
+from rlrep import testing
+
+
+class TestD4PGConfigKeepsTheAgentConfigContract(testing.AgentConfigTestMixin):
+  config_class = D4PGConfig
 
 
 def test_every_problem_is_listed_at_once():

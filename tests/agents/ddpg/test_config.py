@@ -1,4 +1,5 @@
-"""DDPG settings: its own problems listed after the shared ones, DrQ-v2's defaults and the `--help` layout."""
+"""DDPG settings: the contract launchers rely on, its own problems after the shared ones, DrQ-v2's defaults, its
+`--help`."""
 
 import argparse
 import dataclasses
@@ -8,6 +9,11 @@ import pytest
 from agents.actor_critic.config import ActorCriticConfig
 from agents.ddpg import DDPGConfig
 from launch.cli import options
+from rlrep import testing
+
+
+class TestDDPGConfigKeepsTheAgentConfigContract(testing.AgentConfigTestMixin):
+  config_class = DDPGConfig
 
 
 def test_every_problem_is_listed_at_once():

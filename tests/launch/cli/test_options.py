@@ -21,6 +21,8 @@ class _Config:
   clip: bool = True
   limit: float | None = None
 
+  OPTION_GROUPS = {"optimiser": ("rate", "clip", "limit"), "network": ("sizes", "depth")}
+
 
 def _parse(*argv):
   parser = argparse.ArgumentParser()
@@ -54,6 +56,8 @@ class _Subclass(_Config):
     momentum: a field of its own.
   """
   momentum: float = 0.9
+
+  OPTION_GROUPS = {"optimiser": ("rate", "momentum", "clip", "limit"), "network": ("sizes", "depth")}
 
 
 def test_docs_are_read_along_the_class_hierarchy_and_a_subclass_says_what_it_says_differently():
