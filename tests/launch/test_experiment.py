@@ -51,7 +51,7 @@ def test_an_experiment_json_holding_the_agents_own_seed_still_loads_resumes_and_
   saved = json.loads((COMMITTED_RUN / "experiment.json").read_text())
   assert saved["agent_config"]["seed"] == saved["seed"] == 0  # as the CLI saved every run: both the same
   shutil.copy(COMMITTED_RUN / "experiment.json", tmp_path / "experiment.json")
-  from launch.train import resolve_experiment
+  from launch.modes.train import resolve_experiment
   resumed = resolve_experiment(None, str(tmp_path), {"frames": 300_000})
   assert (resumed.seed, resumed.frames, resumed.agent_config.learning_rate) == (0, 300_000, 3e-4)
   prepare_output_dir(resumed, resume=True, overwrite=False)  # as --resume does

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from agents.actor_critic.config import ActorCriticConfig, option_groups
-from launch import options
+from launch.cli import options
 
 
 def test_every_problem_is_listed_at_once():

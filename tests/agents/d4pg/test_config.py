@@ -6,7 +6,7 @@ import dataclasses
 import pytest
 
 from agents.d4pg.config import D4PGConfig
-from launch import options
+from launch.cli import options
 from rlrep import testing
 
 
