@@ -397,7 +397,7 @@ def _add_rollout_parser(commands) -> None:
   rollout.add_argument("--out", default="runs/rollout", help="output directory")
   rollout.add_argument("--size", type=int, default=dmc.IMAGE_SIZE, help="image height and width in pixels")
   rollout.add_argument("--render-quality", choices=("standard", "fast"), default="standard",
-                       help="'fast' drops shadows, reflections and multisampling (~10x faster in software)")
+                       help="'fast' drops shadows, reflections and multisampling (much faster in software)")
   rollout.add_argument("--action-repeat", type=int, default=dmc.ACTION_REPEAT)
   rollout.add_argument("--frame-stack", type=int, default=dmc.FRAME_STACK)
   rollout.add_argument("--seed", type=int, default=0)

@@ -418,8 +418,8 @@ def _run(experiment: Experiment, program: dict[str, Role], placement: bool, rend
   # The counter lives and dies with the driver's node: a node that fails does not take the run's counts along.
   driver_node = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
   # Every role calls the counter several times a second, and the driver checks the replay role every POLL_S;
-  # Ray's GCS keeps an event record of every call (~3.5 kB, up to 100,000 of them) that nobody reads. With
-  # them on, gcs_server grew 1.5 MB a minute (counter) and 11 MB an hour (replay) in 35-minute soaks.
+  # Ray's GCS keeps an event record of every call that nobody reads, and with them on gcs_server grew through
+  # every soak (benchmarks/results/design-choices.md).
   counter = CounterClient(start(Counter, "counter", enable_task_events=False, scheduling_strategy=driver_node)
                           .remote(**{k: counts.get(k, 0) for k in ("frames", "episodes", "learner_steps")}))
   unstarted = _Unstarted(program)
