@@ -68,11 +68,11 @@ def test_a_cell_holding_another_recipe_is_refused_before_anything_runs(tmp_path)
 
 
 def test_a_cells_recipe_is_what_defines_its_run_so_budget_scale_and_speed_may_differ():
-  run = cli.train_experiment(["--task", "walker-walk", "--seed", "1"])
-  faster = cli.train_experiment(["--task", "walker-walk", "--seed", "1", "--actors", "4", "--frames", "5",
+  run = commands.train_experiment(["--task", "walker-walk", "--seed", "1"])
+  faster = commands.train_experiment(["--task", "walker-walk", "--seed", "1", "--actors", "4", "--frames", "5",
                                  "--precision", "float32", "--eval-episodes", "3"])
   assert sweep.recipe_difference(run, faster) == []
-  other = cli.train_experiment(["--task", "walker-walk", "--seed", "2", "--n-step", "5"])
+  other = commands.train_experiment(["--task", "walker-walk", "--seed", "2", "--n-step", "5"])
   assert sweep.recipe_difference(run, other) == ["agent_config.n_step", "seed"]
 
 
@@ -107,14 +107,14 @@ def test_runs_saved_while_agent_configs_held_their_own_seed_are_recognised_as_fi
   for seed in (0, 1):
     out = sweep.cell_dir(tmp_path, "cartpole-balance", seed)
     out.mkdir(parents=True)
-    saved = cli.train_experiment(sweep.cell_arguments("cartpole-balance", seed, out, TINY)).to_json()
+    saved = commands.train_experiment(sweep.cell_arguments("cartpole-balance", seed, out, TINY)).to_json()
     saved["agent_config"]["seed"] = seed  # as such runs saved it: the experiment's seed, copied
     (out / "experiment.json").write_text(json.dumps(saved))
   (sweep.cell_dir(tmp_path, "cartpole-balance", 0) / "summary.json").write_text(
       json.dumps({"stop_reason": sweep.FINISHED, "frames": 1500}))
   CheckpointStore(sweep.cell_dir(tmp_path, "cartpole-balance", 1) / "checkpoints").save(
       _OneFileLearner(), {"frames": 700, "episodes": 1, "learner_steps": 7})
-  cells = sweep.plan(tmp_path, ["cartpole-balance"], [0, 1], TINY, cli.train_experiment)
+  cells = sweep.plan(tmp_path, ["cartpole-balance"], [0, 1], TINY, commands.train_experiment)
   assert [cell.state for cell in cells] == ["finished", "resume"]
 
 
