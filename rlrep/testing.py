@@ -128,6 +128,32 @@ def random_batches(shapes: dict[str, tuple[int, ...]], global_batch: int, steps:
           for _ in range(steps)]
 
 
+def random_transitions(observation_shape: tuple[int, ...], action_size: int, batch_size: int, count: int,
+                       seed: int = 0) -> list[dict[str, Any]]:
+  """`count` batches of random pixel transitions in the replay's format, drawn from one generator seeded `seed`.
+
+  Each batch holds uint8 `observation["pixels"]` and `next_observation["pixels"]` of shape
+  `(batch_size, *observation_shape)`, float32 `action` (batch_size, action_size) uniform in [-1, 1], `reward`
+  uniform in [0, 2] and `discount` either 0 (an episode's end) or 0.99 ** 3 (a 3-step discount), drawn in that
+  order, batch after batch:
+
+  >>> batches = random_transitions((4, 4, 3), action_size=2, batch_size=5, count=2)
+  >>> len(batches), batches[0]["observation"]["pixels"].shape, batches[0]["action"].shape
+  (2, (5, 4, 4, 3), (5, 2))
+  >>> sorted(batches[1]), batches[1]["discount"].dtype
+  (['action', 'discount', 'next_observation', 'observation', 'reward'], dtype('float32'))
+  """
+  rng = np.random.default_rng(seed)
+
+  def pixels() -> np.ndarray:
+    return rng.integers(0, 256, size=(batch_size, *observation_shape), dtype=np.uint8)
+
+  return [{"observation": {"pixels": pixels()}, "next_observation": {"pixels": pixels()},
+           "action": rng.uniform(-1, 1, size=(batch_size, action_size)).astype(np.float32),
+           "reward": rng.uniform(0, 2, size=batch_size).astype(np.float32),
+           "discount": rng.choice([0.0, 0.99 ** 3], size=batch_size).astype(np.float32)} for _ in range(count)]
+
+
 def per_replica_iterator(repl: replicator_lib.Replicator, values: Sequence[Nest]) -> Iterator:
   """A distributed iterator on which replica r reads `values[r]` at every step (for tests of step_fns)."""
   if len(values) != repl.num_replicas:

@@ -15,7 +15,7 @@ from dm_env import specs
 import rlrep
 from agents.actor_critic import learning, networks
 from agents.actor_critic.config import ActorCriticConfig
-from rlrep import replay
+from rlrep import replay, testing
 
 OBSERVATION_SPEC = {"pixels": specs.BoundedArray((12, 12, 6), np.uint8, 0, 255)}
 ACTION_SPEC = specs.BoundedArray((2,), np.float32, -1, 1)
@@ -70,14 +70,9 @@ class _Learner(learning.Learner):
   update_fn = staticmethod(_update)
 
 
-def _batches(count, batch_size=8, seed=0):
-  rng = np.random.default_rng(seed)
-  def pixels():
-    return rng.integers(0, 256, size=(batch_size, 12, 12, 6), dtype=np.uint8)
-  return [{"observation": {"pixels": pixels()}, "next_observation": {"pixels": pixels()},
-           "action": rng.uniform(-1, 1, size=(batch_size, 2)).astype(np.float32),
-           "reward": rng.uniform(0, 2, size=batch_size).astype(np.float32),
-           "discount": rng.choice([0.0, 0.99 ** 3], size=batch_size).astype(np.float32)} for _ in range(count)]
+def _batches(count):
+  """`count` random transition batches that fit the specs and batch size above."""
+  return testing.random_transitions(OBSERVATION_SPEC["pixels"].shape, ACTION_SPEC.shape[0], CONFIG.batch_size, count)
 
 
 def _dataset(repl, batches):

@@ -59,14 +59,9 @@ CONFIG = D4PGConfig(precision="float32",
                     target_update_period=2, augment=False)
 
 
-def _batches(count, batch_size=8, seed=0):
-  rng = np.random.default_rng(seed)
-  def pixels():
-    return rng.integers(0, 256, size=(batch_size, 12, 12, 6), dtype=np.uint8)
-  return [{"observation": {"pixels": pixels()}, "next_observation": {"pixels": pixels()},
-           "action": rng.uniform(-1, 1, size=(batch_size, 2)).astype(np.float32),
-           "reward": rng.uniform(0, 2, size=batch_size).astype(np.float32),
-           "discount": rng.choice([0.0, 0.99 ** 3], size=batch_size).astype(np.float32)} for _ in range(count)]
+def _batches(count):
+  """`count` random transition batches that fit the specs and batch size above."""
+  return testing.random_transitions(OBSERVATION_SPEC["pixels"].shape, ACTION_SPEC.shape[0], CONFIG.batch_size, count)
 
 
 def test_update_on_four_replicas_matches_one_device():

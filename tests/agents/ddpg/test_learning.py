@@ -21,14 +21,9 @@ CONFIG = DDPGConfig(precision="float32",
                     learning_rate=1e-3)
 
 
-def _batches(count, batch_size=8, seed=0):
-  rng = np.random.default_rng(seed)
-  def pixels():
-    return rng.integers(0, 256, size=(batch_size, 12, 12, 6), dtype=np.uint8)
-  return [{"observation": {"pixels": pixels()}, "next_observation": {"pixels": pixels()},
-           "action": rng.uniform(-1, 1, size=(batch_size, 2)).astype(np.float32),
-           "reward": rng.uniform(0, 2, size=batch_size).astype(np.float32),
-           "discount": rng.choice([0.0, 0.99 ** 3], size=batch_size).astype(np.float32)} for _ in range(count)]
+def _batches(count):
+  """`count` random transition batches that fit the specs and batch size above."""
+  return testing.random_transitions(OBSERVATION_SPEC["pixels"].shape, ACTION_SPEC.shape[0], CONFIG.batch_size, count)
 
 
 def _constant_heads(critic, values):
