@@ -117,6 +117,18 @@ def update_targets(state: LearnerState, config: ActorCriticConfig) -> None:
     target_variable.assign(mix * online_variable + (1.0 - mix) * target_variable)
 
 
+def apply_and_update_targets(state: LearnerState, tape: tf.GradientTape, critic_loss: tf.Tensor,
+                             policy_loss: tf.Tensor, config: ActorCriticConfig) -> None:
+  """Ends an update: steps the critic optimizer (critic and encoder) on `critic_loss`'s gradients, then the policy
+  optimizer on `policy_loss`'s, both taken from the persistent `tape` that recorded the two losses, then counts
+  the step and moves the targets (`update_targets`)."""
+  state.critic_optimizer.apply_gradients(zip(tape.gradient(critic_loss, state.critic_variables),
+                                             state.critic_variables))
+  state.policy_optimizer.apply_gradients(zip(tape.gradient(policy_loss, state.policy_variables),
+                                             state.policy_variables))
+  update_targets(state, config)
+
+
 def _shift_seed(state: LearnerState, stream: tf.Tensor, which: int) -> tf.Tensor:
   """A stateless seed >= 0 in its first half: 2 * seed for the observations, 2 * seed + 1 for the next ones."""
   return tf.stack([tf.constant(state.seed, tf.int64) * 2 + which, stream])

@@ -81,12 +81,7 @@ def update(state: LearnerState, batch: dict, config: DDPGConfig) -> dict[str, tf
     policy_loss = -tf.reduce_mean(policy_value)
     if config.saturation_penalty:
       policy_loss += config.saturation_penalty * tf.reduce_mean(preactivation ** 2)
-  state.critic_optimizer.apply_gradients(zip(tape.gradient(critic_loss, state.critic_variables),
-                                             state.critic_variables))
-  state.policy_optimizer.apply_gradients(zip(tape.gradient(policy_loss, state.policy_variables),
-                                             state.policy_variables))
-  del tape
-  learning.update_targets(state, config)
+  learning.apply_and_update_targets(state, tape, critic_loss, policy_loss, config)
 
   return rlrep.all_mean({"critic_loss": critic_loss, "policy_loss": policy_loss, "q_mean": tf.reduce_mean(values),
                          "target_mean": tf.reduce_mean(target), "reward_mean": tf.reduce_mean(batch["reward"])})

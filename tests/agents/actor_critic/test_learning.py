@@ -51,12 +51,7 @@ def _update(state, batch, config):
     critic_loss = tf.reduce_mean((online.critic(features, tf.cast(batch["action"], tf.float32)) - td_target) ** 2)
     fixed_features = tf.stop_gradient(features)
     policy_loss = -tf.reduce_mean(online.critic(fixed_features, online.policy(fixed_features)))
-  state.critic_optimizer.apply_gradients(zip(tape.gradient(critic_loss, state.critic_variables),
-                                             state.critic_variables))
-  state.policy_optimizer.apply_gradients(zip(tape.gradient(policy_loss, state.policy_variables),
-                                             state.policy_variables))
-  del tape
-  learning.update_targets(state, config)
+  learning.apply_and_update_targets(state, tape, critic_loss, policy_loss, config)
   return rlrep.all_mean({"critic_loss": critic_loss, "policy_loss": policy_loss,
                          "reward_mean": tf.reduce_mean(batch["reward"])})
 
