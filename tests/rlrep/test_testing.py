@@ -213,3 +213,16 @@ def test_the_agent_config_kit_names_what_a_config_breaks():
   for test, message in expected.items():
     with pytest.raises(AssertionError, match=message):
       getattr(kit, test)()
+
+
+def test_random_transitions_repeat_with_their_seed_and_fit_the_shapes_asked_for():
+  first, again, other = (testing.random_transitions((5, 5, 3), 2, 4, count=3, seed=seed) for seed in (1, 1, 2))
+  for a, b in zip(tf.nest.flatten(first), tf.nest.flatten(again), strict=True):
+    np.testing.assert_array_equal(a, b)
+  assert not np.array_equal(first[0]["action"], other[0]["action"])
+  assert not np.array_equal(first[0]["action"], first[1]["action"])  # each batch its own draw
+  batch = first[0]
+  assert batch["observation"]["pixels"].shape == batch["next_observation"]["pixels"].shape == (4, 5, 5, 3)
+  assert batch["observation"]["pixels"].dtype == np.uint8 and batch["action"].shape == (4, 2)
+  assert np.abs(batch["action"]).max() <= 1 and 0 <= batch["reward"].min() and batch["reward"].max() <= 2
+  assert set(np.concatenate([b["discount"] for b in first]).tolist()) <= {0.0, float(np.float32(0.99 ** 3))}
