@@ -58,6 +58,9 @@ Across hosts, `run_hosts(script, hosts=2)` runs a script in that many processes 
 multi-host cluster (TF_CONFIG on loopback ports): a script that calls `assert_replicates(...,
 replicator=rlrep.make_replicator("multi_worker"))` checks the step on every host's replicas against one device.
 
+For agents' tests, `random_transitions` draws batches in the replay's transition format, and `write_steps` writes
+an episode's first steps through a builder's adder to a replay server.
+
 An agent's settings class keeps the contract launchers rely on (`rlrep.core.AgentConfig`) when a pytest class mixing
 in `AgentConfigTestMixin` passes, as dm_env's `EnvironmentTestMixin` checks an environment.
 """
@@ -72,7 +75,9 @@ import subprocess
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
+import dm_env
 import numpy as np
+import reverb
 import tensorflow as tf
 
 from rlrep import core, primitives
@@ -152,6 +157,26 @@ def random_transitions(observation_shape: tuple[int, ...], action_size: int, bat
            "action": rng.uniform(-1, 1, size=(batch_size, action_size)).astype(np.float32),
            "reward": rng.uniform(0, 2, size=batch_size).astype(np.float32),
            "discount": rng.choice([0.0, 0.99 ** 3], size=batch_size).astype(np.float32)} for _ in range(count)]
+
+
+def write_steps(builder: core.Builder, client: reverb.Client, steps: int = 10, seed: int = 1) -> dm_env.TimeStep:
+  """Plays the first `steps` steps of an episode of `builder`'s environment (made with `seed`) with its exploring
+  policy at its initial weights, writing them through its adder to `client`'s server; closes the adder (which
+  flushes and waits for the server to confirm) and the environment, and returns the last timestep.
+
+  Each action is drawn with a fresh `np.random.default_rng(0)`, so the same builder writes the same items."""
+  environment = builder.make_environment(seed=seed)
+  adder, policy = builder.make_adder(client), builder.make_policy()
+  timestep = environment.reset()
+  adder.observe_first(timestep)
+  for _ in range(steps):
+    action = policy(policy.params(), {k: v[None] for k, v in timestep.observation.items()},
+                    np.random.default_rng(0))[0]
+    timestep = environment.step(action)
+    adder.observe(action, timestep)
+  adder.close()
+  environment.close()
+  return timestep
 
 
 def per_replica_iterator(repl: replicator_lib.Replicator, values: Sequence[Nest]) -> Iterator:

@@ -6,7 +6,7 @@ import reverb
 
 from agents.actor_critic.builder import ActorCriticBuilder
 from agents.actor_critic.config import ActorCriticConfig
-from rlrep import replay
+from rlrep import replay, testing
 
 CONFIG = ActorCriticConfig(image_size=16, render_quality="fast", frame_stack=2, hidden_sizes=(16,), conv_channels=4,
                            feature_dim=8, batch_size=4, min_replay_size=4, samples_per_insert=None,
@@ -31,18 +31,8 @@ def test_an_environment_with_a_longer_time_limit_plays_that_much_longer_with_the
 
 def test_tables_adder_and_policy_fit_the_environment():
   builder = ActorCriticBuilder("cartpole-swingup", CONFIG)
-  environment = builder.make_environment(seed=1)
   server = reverb.Server(builder.make_tables())
-  adder, policy = builder.make_adder(reverb.Client(f"localhost:{server.port}")), builder.make_policy()
-  timestep = environment.reset()
-  adder.observe_first(timestep)
-  for _ in range(10):
-    action = policy(policy.params(), {k: v[None] for k, v in timestep.observation.items()},
-                    np.random.default_rng(0))[0]
-    timestep = environment.step(action)
-    adder.observe(action, timestep)
-  adder.close()  # flushes and waits for the server to confirm
-  environment.close()
+  testing.write_steps(builder, reverb.Client(f"localhost:{server.port}"), steps=10, seed=1)
   size = reverb.Client(f"localhost:{server.port}").server_info()[replay.REPLAY_TABLE].current_size
   server.stop()
   assert builder.observation_spec["pixels"].shape == (16, 16, 6) and builder.action_spec.shape == (1,)

@@ -3,11 +3,11 @@
 import gc
 import sys
 
-import numpy as np
 import reverb
 
 import rlrep
 from agents.d4pg import D4PGBuilder, D4PGConfig
+from rlrep import testing
 
 CONFIG = D4PGConfig(image_size=16, render_quality="fast", frame_stack=2, hidden_sizes=(16,), conv_channels=4,
                     feature_dim=8, batch_size=4, min_replay_size=4, samples_per_insert=None,
@@ -16,18 +16,8 @@ CONFIG = D4PGConfig(image_size=16, render_quality="fast", frame_stack=2, hidden_
 
 def _server_with_one_episode_start(builder: D4PGBuilder) -> reverb.Server:
   """A replay server holding the items of the first 10 steps of an episode, written by the builder's adder."""
-  environment = builder.make_environment(seed=1)
   server = reverb.Server(builder.make_tables())
-  adder, policy = builder.make_adder(reverb.Client(f"localhost:{server.port}")), builder.make_policy()
-  timestep = environment.reset()
-  adder.observe_first(timestep)
-  for _ in range(10):
-    action = policy(policy.params(), {k: v[None] for k, v in timestep.observation.items()},
-                    np.random.default_rng(0))[0]
-    timestep = environment.step(action)
-    adder.observe(action, timestep)
-  adder.close()  # flushes and waits for the server to confirm
-  environment.close()
+  testing.write_steps(builder, reverb.Client(f"localhost:{server.port}"), steps=10, seed=1)
   return server
 
 
