@@ -58,8 +58,9 @@ Across hosts, `run_hosts(script, hosts=2)` runs a script in that many processes 
 multi-host cluster (TF_CONFIG on loopback ports): a script that calls `assert_replicates(...,
 replicator=rlrep.make_replicator("multi_worker"))` checks the step on every host's replicas against one device.
 
-For agents' tests, `random_transitions` draws batches in the replay's transition format, and `write_steps` writes
-an episode's first steps through a builder's adder to a replay server.
+For agents' tests, `random_transitions` draws batches in the replay's transition format, `write_steps` writes
+an episode's first steps through a builder's adder to a replay server, and `assert_resumes_exactly` checks that a
+learner restored from a checkpoint steps on as the one that saved it.
 
 An agent's settings class keeps the contract launchers rely on (`rlrep.core.AgentConfig`) when a pytest class mixing
 in `AgentConfigTestMixin` passes, as dm_env's `EnvironmentTestMixin` checks an environment.
@@ -177,6 +178,30 @@ def write_steps(builder: core.Builder, client: reverb.Client, steps: int = 10, s
   adder.close()
   environment.close()
   return timestep
+
+
+def assert_resumes_exactly(make_learner: Callable[[Sequence[Nest]], core.Learner], batches: Sequence[Nest],
+                           path: str, values: Callable[[core.Learner], list[np.ndarray]]) -> dict[str, float]:
+  """Asserts that a learner restored from a checkpoint steps on exactly as the one that saved it.
+
+  `make_learner(batches)` makes a learner that reads `batches` in order. One learner takes a step per batch and
+  saves at `path` before its last step; a second one, reading only the last batch, restores that checkpoint
+  (its step count must be the saver's) and takes the last step. Both must then hold bit-identical `values(learner)`
+  (e.g. every variable of its state). Returns the metrics of the saver's step before the save."""
+  continuing = make_learner(batches)
+  for _ in range(len(batches) - 1):
+    metrics = continuing.step()
+  prefix = continuing.save(path)
+  continuing.step()
+
+  restored = make_learner(batches[-1:])  # resumes reading where the first one was
+  restored.restore(prefix)
+  assert restored.num_steps == len(batches) - 1
+  restored.step()
+  assert restored.num_steps == len(batches)
+  for a, b in zip(values(continuing), values(restored), strict=True):
+    np.testing.assert_array_equal(a, b)
+  return metrics
 
 
 def per_replica_iterator(repl: replicator_lib.Replicator, values: Sequence[Nest]) -> Iterator:

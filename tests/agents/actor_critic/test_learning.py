@@ -142,20 +142,8 @@ def test_policy_params_are_the_current_encoder_and_policy_weights(spec):
 @pytest.mark.parametrize("tau", [0.0, 0.05])
 def test_save_restore_then_step_is_bit_identical_to_continuing(tmp_path, tau):
   config = dataclasses.replace(CONFIG, augment=True, target_update_tau=tau)
-  batches = _batches(4)
-  continuing = _learner(config, batches)
-  for _ in range(3):
-    continuing.step()
-  prefix = continuing.save(str(tmp_path / "ckpt"))
-  continuing.step()
-
-  restored = _learner(config, batches[3:])  # resumes reading where the first one was
-  restored.restore(prefix)
-  assert restored.num_steps == 3
-  restored.step()
-  assert restored.num_steps == 4
-  for a, b in zip(_values(continuing), _values(restored), strict=True):
-    np.testing.assert_array_equal(a, b)
+  testing.assert_resumes_exactly(lambda batches: _learner(config, batches), _batches(4), str(tmp_path / "ckpt"),
+                                 _values)
 
 
 def test_targets_follow_online_networks_only_on_copy_steps():

@@ -94,18 +94,6 @@ def _values(learner):
 
 def test_save_restore_then_step_is_bit_identical_to_continuing(tmp_path):
   config = dataclasses.replace(CONFIG, augment=True)
-  batches = _batches(4)
-  continuing = _learner(config, batches)
-  for _ in range(3):
-    metrics = continuing.step()
+  metrics = testing.assert_resumes_exactly(lambda batches: _learner(config, batches), _batches(4),
+                                           str(tmp_path / "ckpt"), _values)
   assert set(metrics) == {"critic_loss", "policy_loss", "q_mean", "target_mean", "reward_mean"}
-  prefix = continuing.save(str(tmp_path / "ckpt"))
-  continuing.step()
-
-  restored = _learner(config, batches[3:])  # resumes reading where the first one was
-  restored.restore(prefix)
-  assert restored.num_steps == 3
-  restored.step()
-  assert restored.num_steps == 4
-  for a, b in zip(_values(continuing), _values(restored), strict=True):
-    np.testing.assert_array_equal(a, b)
