@@ -217,8 +217,8 @@ def compare(run_dirs: Sequence[str], references: Sequence[str], out: str, budget
   curves = group_runs(run_dirs)
   reference_curves = [load_reference(path) for path in references]
   tasks = sorted({c.label.split()[1] for c in curves})
-  plot(curves, reference_curves, out, title or " vs ".join(tasks))
   result = table([*curves, *reference_curves], budgets)
-  if equal_updates:
+  if equal_updates:  # before the plot: input it refuses leaves no file behind
     result += "\n\n" + equal_updates_table(curves, reference_curves, budgets, equal_updates)
+  plot(curves, reference_curves, out, title or " vs ".join(tasks))
   return result

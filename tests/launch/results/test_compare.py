@@ -128,9 +128,12 @@ def test_runs_of_different_agents_are_labelled_by_agent_and_the_settings_both_ha
     (lambda tmp: ["compare", str(tmp), "--equal-updates", "often"], "expected drqv2 or START_FRAMES,FRAMES_PER_UPDATE"),
     (lambda tmp: ["compare", str(tmp), "--equal-updates", "4000,0"], "FRAMES_PER_UPDATE > 0"),
 ])
-def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys, make, message):
-  assert cli.main(make(tmp_path)) == 2
+def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys, monkeypatch, make, message):
+  arguments = make(tmp_path)
+  monkeypatch.chdir(tmp_path)  # where the default --out would land
+  assert cli.main(arguments) == 2
   assert message in capsys.readouterr().err
+  assert not (tmp_path / "comparison.png").exists()  # refused input writes nothing
 
 
 def test_bad_frame_budgets_are_refused_by_the_parser(tmp_path, capsys):
