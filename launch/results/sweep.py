@@ -22,7 +22,6 @@ Ctrl-C would: the signal goes on to the cell's run, which checkpoints on its way
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -202,49 +201,3 @@ def run_as_ray_jobs(cells: Sequence[Cell], train_options: Sequence[str], frames:
     if running:
       time.sleep(JOB_POLL_S)
   return outcomes
-
-
-def add_parser(commands, formatter_class: type[argparse.HelpFormatter], summary: str) -> None:
-  """Adds `rlrep sweep` to the `rlrep` subcommands, with `summary` as its line in `rlrep --help`."""
-  sweep = commands.add_parser(
-      "sweep", usage="rlrep sweep ROOT --tasks TASKS [--seeds SEEDS] [sweep options] [-- TRAIN_OPTIONS ...]",
-      help=summary, formatter_class=formatter_class,
-      description="Run every task x seed as `rlrep train --out ROOT/<task>/seed<N>` with the train options given "
-                  "after -- (any of `rlrep train`'s: the recipe, budget and scale). Run it again to continue: finished "
-                  "runs are skipped, interrupted ones resume from their checkpoints; a cell holding a run of "
-                  "another recipe is refused.")
-  sweep.add_argument("root", metavar="ROOT", help="the result tree (one directory per task, one per seed in it)")
-  sweep.add_argument("--tasks", required=True, type=_names, help="comma-separated Control Suite tasks")
-  sweep.add_argument("--seeds", default="0", type=_seeds, help="comma-separated seeds, or a range such as 0-2")
-  sweep.add_argument("--ray-address", metavar="URL",
-                     help="run the cells as Ray jobs on the cluster whose job server this is (e.g. "
-                          "http://HEAD:8265); ROOT must be storage every node shares. Default: one after another "
-                          "on this machine.")
-  sweep.add_argument("--max-concurrent", type=int, default=4, help="Ray jobs running at once (with --ray-address)")
-  sweep.add_argument("--entrypoint-cpus", type=float, default=2.0,
-                     help="CPUs each Ray job reserves for its run (with --ray-address): where Ray places it")
-
-
-def _names(text: str) -> list[str]:
-  names = [part.strip() for part in text.split(",") if part.strip()]
-  if not names:
-    raise argparse.ArgumentTypeError(f"expected comma-separated tasks, e.g. walker-walk,finger-spin; got {text!r}")
-  return names
-
-
-def _seeds(text: str) -> list[int]:
-  """'0,1,2' or '0-2' (or a mix, '0-2,5').
-
-  >>> _seeds("0-2,5")
-  [0, 1, 2, 5]
-  """
-  seeds = []
-  try:
-    for part in (part.strip() for part in text.split(",") if part.strip()):
-      first, _, last = part.partition("-")
-      seeds.extend(range(int(first), int(last or first) + 1))
-  except ValueError:
-    raise argparse.ArgumentTypeError(f"expected seeds such as 0,1,2 or 0-2; got {text!r}") from None
-  if not seeds or min(seeds) < 0:
-    raise argparse.ArgumentTypeError(f"expected non-negative seeds, got {text!r}")
-  return list(dict.fromkeys(seeds))

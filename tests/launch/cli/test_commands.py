@@ -57,7 +57,8 @@ def test_the_first_lines_list_cluster_settings_only_in_cluster_mode():
 
 
 @pytest.mark.parametrize("arguments, shown", [(["--help"], "rollout"), (["compare", "--help"], "--equal-updates"),
-                                              (["report", "--help"], "--reference-dir"), (["doctor", "--help"], "")])
+                                              (["report", "--help"], "--reference-dir"), (["doctor", "--help"], ""),
+                                              (["sweep", "--help"], "--max-concurrent")])
 def test_help_and_the_light_commands_load_no_tensorflow(arguments, shown):
   """Only the command given builds its options: `rlrep --help` and `rlrep compare --help` import no agent."""
   # Refuses TensorFlow outright: a loaded TensorFlow would take seconds to find.
